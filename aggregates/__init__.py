@@ -1,0 +1,1 @@
+"""Aggregate state and rules per family, run by eventsourcing; never NATS."""

@@ -1,0 +1,1 @@
+"""Pure folds from events to read-model rows."""

@@ -1,0 +1,1 @@
+"""Everything with I/O: the JetStream event store, the embedded server, services, CLI."""

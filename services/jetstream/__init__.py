@@ -1,0 +1,20 @@
+"""eventsourcing persistence on NATS JetStream: ``PERSISTENCE_MODULE=athenaeum.services.jetstream``."""
+
+from athenaeum.services.jetstream.factory import JetStreamFactory
+from athenaeum.services.jetstream.recorders import (
+    JetStreamAggregateRecorder,
+    JetStreamApplicationRecorder,
+    JetStreamProcessRecorder,
+    JetStreamTrackingRecorder,
+)
+
+Factory = JetStreamFactory
+
+__all__ = [
+    "Factory",
+    "JetStreamAggregateRecorder",
+    "JetStreamApplicationRecorder",
+    "JetStreamFactory",
+    "JetStreamProcessRecorder",
+    "JetStreamTrackingRecorder",
+]

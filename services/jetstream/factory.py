@@ -1,0 +1,92 @@
+"""The infrastructure factory eventsourcing finds with
+``PERSISTENCE_MODULE=athenaeum.services.jetstream``.
+
+Configuration, read from the application's environment (so ``<APP>_``-prefixed names win):
+- ``ATHENAEUM_NATS_URL``: server URL, or several separated by commas (``nats://127.0.0.1:4222``);
+- ``ATHENAEUM_STREAM``: the event stream (``ATHENAEUM``), created when missing with atomic
+  publish and direct get allowed, delete and purge denied; snapshots go to ``<stream>_SNAPSHOTS``;
+- ``ATHENAEUM_REPLICAS``: stream replicas (1; 3 on a cluster);
+- ``ATHENAEUM_NATS_TIMEOUT``: seconds any single NATS wait may take (5).
+"""
+
+from __future__ import annotations
+
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    InfrastructureFactory,
+    ProcessRecorder,
+)
+from eventsourcing.utils import Environment, EnvType, resolve_topic
+
+from athenaeum.services.jetstream.connection import Connection, stream_config
+from athenaeum.services.jetstream.log import StreamLog
+from athenaeum.services.jetstream.recorders import (
+    JetStreamAggregateRecorder,
+    JetStreamApplicationRecorder,
+    JetStreamProcessRecorder,
+    JetStreamTrackingRecorder,
+)
+
+DEFAULT_URL = "nats://127.0.0.1:4222"
+DEFAULT_STREAM = "ATHENAEUM"
+
+
+class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
+    NATS_URL = "ATHENAEUM_NATS_URL"
+    STREAM = "ATHENAEUM_STREAM"
+    REPLICAS = "ATHENAEUM_REPLICAS"
+    TIMEOUT = "ATHENAEUM_NATS_TIMEOUT"
+
+    def __init__(self, env: Environment | EnvType | None) -> None:
+        super().__init__(env)
+        urls = [url.strip() for url in self.env.get(self.NATS_URL, DEFAULT_URL).split(",") if url.strip()]
+        stream = self.env.get(self.STREAM, DEFAULT_STREAM)
+        replicas = int(self.env.get(self.REPLICAS, "1"))
+        self.events_config = stream_config(stream, replicas, immutable=True)
+        # Snapshots are derived data: they may be deleted and rebuilt.
+        self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=False)
+        timeout = float(self.env.get(self.TIMEOUT, "5"))
+        self.connection = Connection(urls, timeout, name=f"athenaeum:{self.env.name}")
+        self._logs: dict[str, StreamLog] = {}
+
+    def _log(self, config: dict[str, object]) -> StreamLog:
+        name = str(config["name"])
+        if name not in self._logs:
+            self.connection.ensure_stream(config)
+            self._logs[name] = StreamLog(self.connection.client, name)
+        return self._logs[name]
+
+    @property
+    def events_log(self) -> StreamLog:
+        return self._log(self.events_config)
+
+    def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
+        if purpose == "snapshots":
+            snapshots = self._log(self.snapshots_config)
+            snapshots.events_log = self.events_log
+            return JetStreamAggregateRecorder(self.connection, snapshots)
+        return JetStreamAggregateRecorder(self.connection, self.events_log)
+
+    def application_recorder(self) -> ApplicationRecorder:
+        cls = self._recorder_class(self.APPLICATION_RECORDER_TOPIC, JetStreamApplicationRecorder)
+        return cls(self.connection, self.events_log)
+
+    def tracking_recorder(
+        self, tracking_recorder_class: type[JetStreamTrackingRecorder] | None = None
+    ) -> JetStreamTrackingRecorder:
+        cls = tracking_recorder_class or self._recorder_class(
+            self.TRACKING_RECORDER_TOPIC, JetStreamTrackingRecorder
+        )
+        return cls(self.connection, self.events_log)
+
+    def process_recorder(self) -> ProcessRecorder:
+        cls = self._recorder_class(self.PROCESS_RECORDER_TOPIC, JetStreamProcessRecorder)
+        return cls(self.connection, self.events_log)
+
+    def _recorder_class(self, topic_variable: str, default: type) -> type:
+        topic = self.env.get(topic_variable)
+        return resolve_topic(topic) if topic else default
+
+    def close(self) -> None:
+        self.connection.close()

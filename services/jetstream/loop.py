@@ -1,0 +1,34 @@
+"""A private asyncio loop on its own thread, so synchronous eventsourcing code can use nats-py."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+class LoopThread:
+    """Runs coroutines on a dedicated event loop and waits for them from any thread."""
+
+    def __init__(self, name: str = "athenaeum-jetstream") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread.start()
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` on the loop and return its result; every coroutine bounds its waits."""
+        if threading.current_thread() is self._thread:
+            coroutine.close()
+            raise RuntimeError("the JetStream loop cannot wait on itself")
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        if self.loop.is_closed():
+            return
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self.loop.close()

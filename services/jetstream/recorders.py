@@ -1,0 +1,88 @@
+"""eventsourcing's recorders on JetStream: thin synchronous faces of a StreamLog."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.persistence import (
+    AggregateRecorder,
+    ApplicationRecorder,
+    Notification,
+    ProcessRecorder,
+    StoredEvent,
+    Subscription,
+    Tracking,
+    TrackingRecorder,
+)
+
+from athenaeum.services.jetstream.connection import Connection
+from athenaeum.services.jetstream.log import StreamLog
+from athenaeum.services.jetstream.subscription import JetStreamSubscription
+
+
+class JetStreamRecorder:
+    def __init__(self, connection: Connection, log: StreamLog) -> None:
+        self.connection = connection
+        self.log = log
+
+
+class JetStreamAggregateRecorder(JetStreamRecorder, AggregateRecorder):
+    """Events (or snapshots) of aggregates, one literal subject per aggregate."""
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        self._insert(stored_events, kwargs.get("tracking"))
+        return None
+
+    def _insert(self, stored_events: Sequence[StoredEvent], tracking: Tracking | None) -> list[int]:
+        return self.connection.run(self.log.append(stored_events, tracking))
+
+    def select_events(
+        self,
+        originator_id: UUID | str,
+        *,
+        gt: int | None = None,
+        lte: int | None = None,
+        desc: bool = False,
+        limit: int | None = None,
+    ) -> Sequence[StoredEvent]:
+        return self.connection.run(self.log.events(originator_id, gt, lte, desc, limit))
+
+
+class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecorder):
+    """Aggregate events whose notification ids are their stream sequences."""
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        return self._insert(stored_events, kwargs.get("tracking"))
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        return self.connection.run(self.log.notifications(start, limit, stop, topics, inclusive_of_start))
+
+    def max_notification_id(self) -> int | None:
+        return self.connection.run(self.log.max_notification_id())
+
+    def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
+        return JetStreamSubscription(self, gt=gt, topics=topics)
+
+
+class JetStreamTrackingRecorder(JetStreamRecorder, TrackingRecorder):
+    """Positions of upstream applications, one subject per application, ids strictly rising."""
+
+    def insert_tracking(self, tracking: Tracking) -> None:
+        self.connection.run(self.log.append((), tracking))
+
+    def max_tracking_id(self, application_name: str) -> int | None:
+        return self.connection.run(self.log.max_tracking_id(application_name))
+
+
+class JetStreamProcessRecorder(JetStreamTrackingRecorder, JetStreamApplicationRecorder, ProcessRecorder):
+    """Events and the tracking record that caused them, appended in one atomic batch."""

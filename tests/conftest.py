@@ -1,0 +1,47 @@
+"""Fixtures shared by every test: a real nats-server from the wheel, on a free port."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from athenaeum.services.nats_server import NatsCluster, NatsServer
+
+
+@pytest.fixture(scope="session")
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer]:
+    with NatsServer(store_dir=tmp_path_factory.mktemp("nats")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
+    with NatsCluster(base_dir=tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+
+
+def new_stream_name() -> str:
+    return f"T{uuid.uuid4().hex[:16].upper()}"
+
+
+@pytest.fixture
+def store_env(nats_server: NatsServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """An environment selecting the JetStream store on a stream no other test uses."""
+    env = {
+        "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
+        "ATHENAEUM_NATS_URL": nats_server.url,
+        "ATHENAEUM_STREAM": new_stream_name(),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+@pytest.fixture
+def environ_store(store_env: dict[str, str]) -> dict[str, str]:
+    """The store environment, also visible through ``os.environ`` to code that reads it."""
+    assert all(os.environ[key] == value for key, value in store_env.items())
+    return store_env
