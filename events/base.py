@@ -7,16 +7,18 @@ path, is what the ledger stores, so modules can move without breaking history.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Generic, TypeVar
 
 import msgspec
 
+T = TypeVar("T", bound=msgspec.Struct)
+
 
 class UnknownEventTag(LookupError):
-    """A stored event names a tag that no loaded event class declares."""
+    """A stored record names a tag that no loaded class declares."""
 
     def __init__(self, tag: str) -> None:
-        super().__init__(f"unknown event tag {tag!r}: no loaded event class declares it")
+        super().__init__(f"unknown tag {tag!r}: no loaded class declares it")
         self.tag = tag
 
 
@@ -37,32 +39,36 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
         return type(self).__struct_config__.tag  # type: ignore[return-value]
 
 
-_decoders: dict[str, msgspec.json.Decoder[Any]] = {}
+class TagRegistry(Generic[T]):
+    """The subclasses of one tagged Struct base, found by tag, each with a reused decoder."""
+
+    def __init__(self, base: type[T]) -> None:
+        self.base = base
+        self._decoders: dict[str, msgspec.json.Decoder[T]] = {}
+
+    def types(self) -> dict[str, type[T]]:
+        """Every loaded subclass by its tag; two classes claiming one tag is an error."""
+        found: dict[str, type[T]] = {}
+        pending = list(self.base.__subclasses__())
+        while pending:
+            cls = pending.pop()
+            pending.extend(cls.__subclasses__())
+            tag = cls.__struct_config__.tag  # type: ignore[attr-defined]
+            if found.setdefault(tag, cls) is not cls:
+                raise TypeError(f"tag {tag!r} is declared by both {found[tag]} and {cls}")
+        return found
+
+    def decoder_for(self, tag: str) -> msgspec.json.Decoder[T]:
+        """The reused JSON decoder of the class that declares ``tag``."""
+        decoder = self._decoders.get(tag)
+        if decoder is None:
+            # Classes load lazily (a family module imported after the first decode), so a
+            # miss rescans the subclasses once before giving up.
+            cls = self.types().get(tag)
+            if cls is None:
+                raise UnknownEventTag(tag)
+            decoder = self._decoders[tag] = msgspec.json.Decoder(cls)
+        return decoder
 
 
-def event_types() -> dict[str, type[Event]]:
-    """Every loaded event class by its tag; two classes claiming one tag is an error."""
-    found: dict[str, type[Event]] = {}
-    pending = list(Event.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        tag = cls.__struct_config__.tag
-        if not isinstance(tag, str):
-            continue
-        if found.setdefault(tag, cls) is not cls:
-            raise TypeError(f"tag {tag!r} is declared by both {found[tag]} and {cls}")
-    return found
-
-
-def decoder_for(tag: str) -> msgspec.json.Decoder[Any]:
-    """The reused JSON decoder of the event class that declares ``tag``."""
-    decoder = _decoders.get(tag)
-    if decoder is None:
-        # Classes load lazily (a family module imported after the first decode), so a miss
-        # rescans the subclasses once before giving up.
-        cls = event_types().get(tag)
-        if cls is None:
-            raise UnknownEventTag(tag)
-        decoder = _decoders[tag] = msgspec.json.Decoder(cls)
-    return decoder
+event_registry = TagRegistry(Event)

@@ -13,12 +13,12 @@ Facts this rests on (measured on nats-server 2.15.1, see DESIGN.md section 5):
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import msgspec
-import nats
 import nats.errors
 from eventsourcing.persistence import OperationalError, ProgrammingError
 from nats.aio.client import Client
@@ -29,6 +29,8 @@ from athenaeum.services.nats_server import NatsServerError, require_version
 # The server rejects atomic batches of more messages than this (err_code 10199).
 MAX_BATCH = 1000
 WRONG_LAST_SEQUENCE = 10071
+
+log = logging.getLogger(__name__)
 
 
 class WrongLastSequence(Exception):
@@ -78,17 +80,25 @@ class JetStreamClient:
 
     @classmethod
     async def connect(cls, urls: Sequence[str], timeout: float, name: str) -> JetStreamClient:
+        nc = Client()
         try:
-            nc = await nats.connect(
-                servers=list(urls),
-                name=name,
-                connect_timeout=timeout,
-                allow_reconnect=True,
-                max_reconnect_attempts=-1,
-                reconnect_time_wait=0.25,
+            # Reconnect forever once connected (each operation bounds its own wait), but give
+            # the first connection only ``timeout``: nats-py would retry it forever too.
+            await asyncio.wait_for(
+                nc.connect(
+                    servers=list(urls),
+                    name=name,
+                    connect_timeout=timeout,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.25,
+                    error_cb=_log_connection_error,
+                ),
+                timeout,
             )
-        except Exception as error:
-            raise OperationalError(f"cannot reach NATS at {', '.join(urls)}: {error}") from error
+        except (asyncio.TimeoutError, nats.errors.Error, OSError) as error:
+            await JetStreamClient(nc, timeout).close()
+            raise OperationalError(f"cannot reach NATS at {', '.join(urls)}: {error!r}") from error
         try:
             # Checked on connect: an old server would fail later, on an unknown stream option.
             version = nc.connected_server_version
@@ -99,8 +109,12 @@ class JetStreamClient:
         return cls(nc, timeout)
 
     async def close(self) -> None:
-        if not self.nc.is_closed:
+        if self.nc.is_closed:
+            return
+        try:
             await self.nc.close()
+        except (nats.errors.Error, OSError) as error:
+            log.debug("closing a broken NATS connection: %r", error)
 
     async def ensure_stream(self, config: dict[str, object]) -> None:
         """Create the stream unless it exists; an existing one must allow what we rely on."""
@@ -146,7 +160,7 @@ class JetStreamClient:
                         headers=message.headers
                         | {"Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(number)},
                     )
-            except nats.errors.Error as error:
+            except (nats.errors.Error, OSError) as error:
                 raise OperationalError(f"append failed before commit: {error!r}") from error
             reply = await self._request(
                 last.subject,
@@ -195,7 +209,7 @@ class JetStreamClient:
                     raise OperationalError(f"direct get on {stream} failed: {msg.headers}")
         except nats.errors.TimeoutError as error:
             raise OperationalError(f"reading {subject} from {stream} timed out after {self.timeout}s") from error
-        except nats.errors.Error as error:
+        except (nats.errors.Error, OSError) as error:
             raise OperationalError(f"reading {subject} from {stream} failed: {error!r}") from error
         finally:
             if not self.nc.is_closed:
@@ -229,8 +243,13 @@ class JetStreamClient:
             ) from error
         except (nats.errors.TimeoutError, asyncio.TimeoutError) as error:
             raise OperationalError(f"NATS request on {subject} timed out after {self.timeout}s") from error
-        except nats.errors.Error as error:
+        except (nats.errors.Error, OSError) as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+async def _log_connection_error(error: Exception) -> None:
+    # Operations report their own failures; connection trouble is only worth a debug line.
+    log.debug("NATS connection: %r", error)
 
 
 def _stored(msg: Msg) -> Stored:

@@ -1,0 +1,158 @@
+"""Our own guarantees of the JetStream store, beyond eventsourcing's suites."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from uuid import UUID
+
+import pytest
+from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
+from eventsourcing.utils import Environment
+
+from athenaeum.services.jetstream import JetStreamFactory
+from athenaeum.services.nats_server import NatsCluster
+from tests.conftest import new_stream_name
+
+
+def stored(originator_id: UUID | str, version: int, state: bytes = b"{}") -> StoredEvent:
+    return StoredEvent(originator_id=originator_id, originator_version=version, topic="Tested", state=state)
+
+
+@pytest.fixture
+def factory(store_env: dict[str, str]):
+    factory = JetStreamFactory(Environment(env=store_env))
+    yield factory
+    factory.close()
+
+
+def race(env: dict[str, str], writers: int) -> list[str]:
+    """``writers`` processes-worth of factories each try to append version 2 of one aggregate."""
+    aggregate = f"race/{uuid.uuid4()}"
+    factories = [JetStreamFactory(Environment(env=env)) for _ in range(writers)]
+    try:
+        factories[0].application_recorder().insert_events([stored(aggregate, 1)])
+        recorders = [f.application_recorder() for f in factories]
+        start = threading.Barrier(writers)
+
+        def write(number: int) -> str:
+            start.wait(timeout=10)
+            try:
+                recorders[number].insert_events([stored(aggregate, 2, str(number).encode())])
+                return "won"
+            except IntegrityError:
+                return "lost"
+
+        with ThreadPoolExecutor(writers) as pool:
+            outcomes = list(pool.map(write, range(writers)))
+        assert len(recorders[0].select_events(aggregate)) == 2
+        return outcomes
+    finally:
+        for f in factories:
+            f.close()
+
+
+def test_twenty_writers_racing_on_one_version_yield_exactly_one_success(store_env) -> None:
+    outcomes = race(store_env, 20)
+    assert outcomes.count("won") == 1 and outcomes.count("lost") == 19
+
+
+def test_on_a_three_node_cluster_with_an_r3_stream_too(nats_cluster: NatsCluster) -> None:
+    env = {
+        "ATHENAEUM_NATS_URL": ",".join(nats_cluster.urls),
+        "ATHENAEUM_STREAM": new_stream_name(),
+        "ATHENAEUM_REPLICAS": "3",
+    }
+    outcomes = race(env, 20)
+    assert outcomes.count("won") == 1 and outcomes.count("lost") == 19
+
+
+def test_an_insert_whose_second_aggregate_conflicts_stores_nothing(factory) -> None:
+    recorder = factory.application_recorder()
+    first, second = f"a/{uuid.uuid4()}", f"b/{uuid.uuid4()}"
+    recorder.insert_events([stored(second, 1)])
+    before = recorder.max_notification_id()
+    with pytest.raises(IntegrityError):
+        recorder.insert_events([stored(first, 1), stored(second, 1)])
+    assert recorder.select_events(first) == []
+    assert recorder.max_notification_id() == before
+
+
+def test_an_insert_that_lost_a_race_to_another_process_stores_nothing(store_env) -> None:
+    one, other = (JetStreamFactory(Environment(env=store_env)) for _ in range(2))
+    try:
+        aggregate, bystander = f"a/{uuid.uuid4()}", f"b/{uuid.uuid4()}"
+        mine = one.application_recorder()
+        mine.insert_events([stored(aggregate, 1)])  # caches the head of the aggregate
+        other.application_recorder().insert_events([stored(aggregate, 2)])
+        with pytest.raises(IntegrityError):
+            mine.insert_events([stored(bystander, 1), stored(aggregate, 2)])
+        assert mine.select_events(bystander) == []
+        mine.insert_events([stored(aggregate, 3)])  # the stale head was refreshed
+        assert [e.originator_version for e in mine.select_events(aggregate)] == [1, 2, 3]
+    finally:
+        one.close()
+        other.close()
+
+
+def test_more_than_the_batch_limit_is_refused_whole(factory) -> None:
+    recorder = factory.application_recorder()
+    aggregate = f"big/{uuid.uuid4()}"
+    with pytest.raises(ProgrammingError, match="at most 1000"):
+        recorder.insert_events([stored(aggregate, version) for version in range(1, 1002)])
+    assert recorder.select_events(aggregate) == []
+    assert recorder.max_notification_id() is None
+
+
+def test_a_thousand_events_is_one_atomic_batch(factory) -> None:
+    recorder = factory.application_recorder()
+    ids = recorder.insert_events([stored(f"agg/{n % 7}", n) for n in range(1, 1001)])
+    assert ids == list(range(1, 1001))
+
+
+AWKWARD_IDS = [
+    "with spaces in it",
+    "dots.in.the.id",
+    "concepts/canon.md",
+    "star*and>gt",
+    "ünïcødé-页面",
+    "~7E",
+    "a~2Eb",
+    "a.b",
+    "",
+    "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+    UUID("1b4e28ba-2fa1-11d2-883f-0016d3cca427"),
+]
+
+
+def test_awkward_ids_round_trip_without_colliding(factory) -> None:
+    recorder = factory.application_recorder()
+    recorder.insert_events([stored(i, 1, repr(i).encode()) for i in AWKWARD_IDS])
+    for originator_id in AWKWARD_IDS:
+        [event] = recorder.select_events(originator_id)
+        assert event.originator_id == originator_id and type(event.originator_id) is type(originator_id)
+        assert event.state == repr(originator_id).encode()
+    notified = recorder.select_notifications(start=None, limit=100)
+    assert [n.originator_id for n in notified] == AWKWARD_IDS
+
+
+def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
+    aggregate = f"long/{uuid.uuid4()}"
+    writer = JetStreamFactory(Environment(env=store_env))
+    events = writer.application_recorder()
+    events.insert_events([stored(aggregate, v) for v in range(1, 501)])
+    # Interleave other aggregates so the tail is not at the start of the stream.
+    events.insert_events([stored(f"other/{n}", 1) for n in range(200)])
+    writer.aggregate_recorder("snapshots").insert_events([stored(aggregate, 500)])
+    events.insert_events([stored(aggregate, 501)])
+    writer.close()
+    reader = JetStreamFactory(Environment(env=store_env))  # a fresh process knows nothing
+    try:
+        snapshots, events = reader.aggregate_recorder("snapshots"), reader.application_recorder()
+        [snapshot] = snapshots.select_events(aggregate, desc=True, limit=1)
+        subject = events.log.subjects.aggregate(aggregate)
+        assert events.log._start_after(subject, snapshot.originator_version) == 501
+        assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
+    finally:
+        reader.close()

@@ -1,0 +1,153 @@
+"""The store across a nats-server restart, and subscriptions that resume or fail clearly."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from eventsourcing.persistence import OperationalError, ProgrammingError, StoredEvent
+from eventsourcing.utils import Environment
+
+from athenaeum.services.jetstream import JetStreamFactory
+from athenaeum.services.jetstream.subscription import JetStreamSubscription
+from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port, require_version
+from tests.conftest import new_stream_name
+
+
+def stored(originator_id: str, version: int) -> StoredEvent:
+    return StoredEvent(originator_id=originator_id, originator_version=version, topic="Tested", state=b"{}")
+
+
+@pytest.fixture
+def own_server(tmp_path: Path) -> Iterator[NatsServer]:
+    with NatsServer(store_dir=tmp_path / "nats") as server:
+        yield server
+
+
+@pytest.fixture
+def env(own_server: NatsServer) -> dict[str, str]:
+    return {"ATHENAEUM_NATS_URL": own_server.url, "ATHENAEUM_STREAM": new_stream_name(), "ATHENAEUM_NATS_TIMEOUT": "2"}
+
+
+def test_acknowledged_events_survive_a_server_restart(own_server: NatsServer, env) -> None:
+    factory = JetStreamFactory(Environment(env=env))
+    try:
+        factory.application_recorder().insert_events([stored("kept", 1), stored("kept", 2)])
+    finally:
+        factory.close()
+    own_server.kill()  # no clean shutdown: fsync on every write is what keeps the data
+    own_server.start()
+    factory = JetStreamFactory(Environment(env=env))
+    try:
+        assert [e.originator_version for e in factory.application_recorder().select_events("kept")] == [1, 2]
+    finally:
+        factory.close()
+
+
+def test_a_subscription_resumes_after_a_server_restart(own_server: NatsServer, env) -> None:
+    factory = JetStreamFactory(Environment(env=env))
+    try:
+        recorder = factory.application_recorder()
+        recorder.insert_events([stored("before", 1)])
+        with recorder.subscribe(gt=0) as subscription:
+            assert next(subscription).originator_id == "before"
+            own_server.stop()
+            own_server.start()
+            recorder.insert_events([stored("after", 1)])
+            assert next(subscription).originator_id == "after"
+    finally:
+        factory.close()
+
+
+def test_a_subscription_whose_server_stays_away_fails_with_a_clear_error(own_server: NatsServer, env) -> None:
+    factory = JetStreamFactory(Environment(env=env))
+    try:
+        recorder = factory.application_recorder()
+        recorder.insert_events([stored("only", 1)])
+        with JetStreamSubscription(recorder, gt=1, resume_timeout=1.0) as subscription:
+            own_server.stop()
+            with pytest.raises(OperationalError, match="gave up after"):
+                next(subscription)
+    finally:
+        factory.close()
+
+
+def test_stop_ends_a_waiting_subscription_promptly(own_server: NatsServer, env) -> None:
+    import threading
+
+    factory = JetStreamFactory(Environment(env=env))
+    try:
+        subscription = factory.application_recorder().subscribe(gt=None)
+        received: list[object] = []
+        with subscription:
+            reader = threading.Thread(target=lambda: received.extend(subscription))
+            reader.start()
+            subscription.stop()
+            reader.join(timeout=5)
+            assert not reader.is_alive() and received == []
+    finally:
+        factory.close()
+
+
+def test_an_unreachable_server_is_a_clear_error() -> None:
+    env = {"ATHENAEUM_NATS_URL": f"nats://127.0.0.1:{free_port()}", "ATHENAEUM_NATS_TIMEOUT": "1"}
+    with pytest.raises(OperationalError, match="cannot reach NATS"):
+        JetStreamFactory(Environment(env=env))
+
+
+def test_a_bad_stream_name_is_a_clear_error(env) -> None:
+    with pytest.raises(ProgrammingError, match="ATHENAEUM_STREAM"):
+        JetStreamFactory(Environment(env=env | {"ATHENAEUM_STREAM": "has.dots"}))
+
+
+def test_an_old_server_version_is_refused() -> None:
+    with pytest.raises(NatsServerError, match=r"2\.9\.0.*needs 2\.12\.0"):
+        require_version((2, 9, 0), "the server")
+
+
+def test_a_missing_binary_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATHENAEUM_NATS_SERVER_BIN", str(tmp_path / "no-such-nats-server"))
+    with pytest.raises(NatsServerError, match="no nats-server binary"):
+        NatsServer(store_dir=tmp_path).start()
+
+
+OLD_SERVER = shutil.which("nats-server", path="/usr/sbin:/usr/bin")
+
+
+@pytest.mark.skipif(OLD_SERVER is None, reason="no distribution nats-server on this machine")
+def test_the_store_refuses_a_distribution_server_too_old_for_atomic_batches(tmp_path: Path) -> None:
+    version = subprocess.run([OLD_SERVER, "--version"], capture_output=True, text=True).stdout
+    if "v2.9" not in version and "v2.10" not in version and "v2.11" not in version:
+        pytest.skip(f"the distribution server is new enough: {version}")
+    port = free_port()
+    process = subprocess.Popen(
+        [OLD_SERVER, "-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        env = {"ATHENAEUM_NATS_URL": f"nats://127.0.0.1:{port}", "ATHENAEUM_NATS_TIMEOUT": "5"}
+        with pytest.raises((ProgrammingError, OperationalError)) as caught:
+            _connect_when_listening(env)
+        assert "needs 2.12.0 or newer" in str(caught.value)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _connect_when_listening(env: dict[str, str]) -> None:
+    import time
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            JetStreamFactory(Environment(env=env)).close()
+            return
+        except OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)  # poll interval of a bounded wait for the old server to listen
