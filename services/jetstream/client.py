@@ -28,7 +28,8 @@ from athenaeum.services.nats_server import NatsServerError, require_version
 
 # The server rejects atomic batches of more messages than this (err_code 10199).
 MAX_BATCH = 1000
-WRONG_LAST_SEQUENCE = 10071
+# 10071 on a single server, 10164 from a clustered stream's leader.
+WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,7 @@ class JetStreamClient:
             )
         ack = _decode_ack(reply.data)
         if ack.error is not None:
-            if ack.error.err_code == WRONG_LAST_SEQUENCE:
+            if ack.error.err_code in WRONG_LAST_SEQUENCE:
                 raise WrongLastSequence(ack.error.description)
             raise OperationalError(f"append rejected by JetStream: {ack.error.description} ({ack.error.err_code})")
         return ack.seq

@@ -28,7 +28,16 @@ class LoopThread:
     def close(self) -> None:
         if self.loop.is_closed():
             return
+        self.run(_cancel_other_tasks())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
         if not self._thread.is_alive():
             self.loop.close()
+
+
+async def _cancel_other_tasks() -> None:
+    # Tasks left behind (a subscription's reader, say) must end before the loop closes.
+    others = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in others:
+        task.cancel()
+    await asyncio.gather(*others, return_exceptions=True)
