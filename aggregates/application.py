@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from eventsourcing.application import Application
+from eventsourcing.application import Application, Repository
 from eventsourcing.persistence import Mapper, MapperDeserialisationError, StoredEvent
 
 from athenaeum.aggregates.state import SNAPSHOT_TAG, Snapshot
@@ -49,11 +49,40 @@ class EventMapper(Mapper[str]):
             ) from error
 
 
+class ImmutableRepository(Repository[str]):
+    """A repository whose cache keeps the fast-forwarded state.
+
+    eventsourcing's cache relies on mutable aggregates being advanced in place; an immutable
+    state is replaced instead, so the new one is put back, or every load would replay all
+    events since the first one cached.
+    """
+
+    def get(self, aggregate_id: str, *, version: int | None = None, **kwargs: Any) -> Any:
+        aggregate = super().get(aggregate_id, version=version, **kwargs)
+        if self.cache is not None and version is None:
+            self.cache.put(aggregate_id, aggregate)
+        return aggregate
+
+
 class AthenaeumApplication(Application[str]):
     """Saves msgspec events with ``save(*events)`` and loads state with
     ``repository.get(id, projector_func=fold(evolve))``; snapshots are ``Snapshot``s."""
 
     snapshot_class = Snapshot  # type: ignore[assignment]
+    # Frozen states cannot be corrupted by a caller, so the cache need not copy them.
+    env = {"DEEPCOPY_FROM_AGGREGATE_CACHE": "n"}
+
+    def construct_repository(self) -> Repository[str]:
+        configured = super().construct_repository()  # reads the cache settings from env
+        repository = ImmutableRepository(
+            event_store=configured.event_store,
+            snapshot_store=configured.snapshot_store,
+            fastforward=configured.fastforward,
+            fastforward_skipping=configured.fastforward_skipping,
+            deepcopy_from_cache=configured.deepcopy_from_cache,
+        )
+        repository.cache = configured.cache
+        return repository
 
     def construct_mapper(self) -> Mapper[str]:
         return EventMapper(

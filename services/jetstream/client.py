@@ -78,6 +78,7 @@ class JetStreamClient:
     def __init__(self, nc: Client, timeout: float) -> None:
         self.nc = nc
         self.timeout = timeout
+        self._reads: _ReadReplies | None = None
 
     @classmethod
     async def connect(cls, urls: Sequence[str], timeout: float, name: str) -> JetStreamClient:
@@ -191,30 +192,22 @@ class JetStreamClient:
 
         Returns the messages and whether more may follow.
         """
-        request = {"seq": max(start, 1), "batch": limit, "next_by_subj": subject}
-        inbox = self.nc.new_inbox()
-        subscription = await self.nc.subscribe(inbox)
-        found: list[Stored] = []
+        if self._reads is None:
+            self._reads = await _ReadReplies.open(self.nc)
+        request = msgspec.json.encode({"seq": max(start, 1), "batch": limit, "next_by_subj": subject})
+        reply, pending = self._reads.expect()
         try:
-            await self.nc.publish(f"$JS.API.DIRECT.GET.{stream}", msgspec.json.encode(request), reply=inbox)
-            while True:
-                msg = await subscription.next_msg(timeout=self.timeout)
-                status = msg.headers.get("Status") if msg.headers else None
-                if status is None:
-                    found.append(_stored(msg))
-                elif status == "204":  # end of this batch
-                    return found, msg.headers.get("Nats-Num-Pending", "0") != "0"
-                elif status == "404":
-                    return found, False
-                else:
-                    raise OperationalError(f"direct get on {stream} failed: {msg.headers}")
-        except nats.errors.TimeoutError as error:
+            await self.nc.publish(f"$JS.API.DIRECT.GET.{stream}", request, reply=reply)
+            status, more = await asyncio.wait_for(pending.finished, self.timeout)
+        except asyncio.TimeoutError as error:
             raise OperationalError(f"reading {subject} from {stream} timed out after {self.timeout}s") from error
         except (nats.errors.Error, OSError) as error:
             raise OperationalError(f"reading {subject} from {stream} failed: {error!r}") from error
         finally:
-            if not self.nc.is_closed:
-                await subscription.unsubscribe()
+            self._reads.forget(reply)
+        if status not in ("204", "404"):
+            raise OperationalError(f"direct get on {stream} failed with status {status}")
+        return pending.messages, more
 
     async def last(self, stream: str, subject: str) -> Stored | None:
         """The last message on ``subject`` (wildcards allowed), or None."""
@@ -246,6 +239,49 @@ class JetStreamClient:
             raise OperationalError(f"NATS request on {subject} timed out after {self.timeout}s") from error
         except (nats.errors.Error, OSError) as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+class _PendingRead:
+    def __init__(self) -> None:
+        self.messages: list[Stored] = []
+        # (status, more may follow) once the server ends the batch
+        self.finished: asyncio.Future[tuple[str, bool]] = asyncio.get_running_loop().create_future()
+
+
+class _ReadReplies:
+    """One wildcard inbox for all batched direct gets, instead of a subscription per read."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.pending: dict[str, _PendingRead] = {}
+        self._next = 0
+
+    @classmethod
+    async def open(cls, nc: Client) -> _ReadReplies:
+        replies = cls(nc.new_inbox())
+        await nc.subscribe(f"{replies.prefix}.*", cb=replies.route)
+        return replies
+
+    def expect(self) -> tuple[str, _PendingRead]:
+        self._next += 1
+        reply = f"{self.prefix}.{self._next}"
+        pending = self.pending[reply] = _PendingRead()
+        return reply, pending
+
+    def forget(self, reply: str) -> None:
+        self.pending.pop(reply, None)
+
+    async def route(self, msg: Msg) -> None:
+        pending = self.pending.get(msg.subject)
+        if pending is None or pending.finished.done():
+            return  # the reader timed out and left
+        status = msg.headers.get("Status") if msg.headers else None
+        if status is None:
+            pending.messages.append(_stored(msg))
+        else:
+            # 204 ends a batch (with how many remain), 404 means nothing matched.
+            more = status == "204" and msg.headers.get("Nats-Num-Pending", "0") != "0"
+            pending.finished.set_result((status, more))
 
 
 async def _log_connection_error(error: Exception) -> None:

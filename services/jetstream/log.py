@@ -38,6 +38,8 @@ EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
 
 READ_BATCH = 1000
+# eventsourcing starts aggregates at version 1; its suites also start some at 0.
+FIRST_VERSION = 1
 APPEND_ATTEMPTS = 5
 
 
@@ -55,8 +57,9 @@ class StreamLog:
         self.subjects = StreamSubjects(stream)
         # Appends expect these sequences; a stale one costs one retry, never a wrong write.
         self.heads: LRU[str, Head] = LRU(100_000)
-        # (subject, version) -> sequence, learnt from snapshots, so a load reads only the tail.
-        self.versions_seen: LRU[tuple[str, int], int] = LRU(100_000)
+        # (subject, version) -> sequence of every head seen and of snapshots' events, so a
+        # load after a snapshot, or a cache fast-forward, reads only the tail.
+        self.sequences: LRU[tuple[str, int], int] = LRU(100_000)
         self.events_log: StreamLog | None = None  # set on a snapshot log
 
     async def append(self, events: Sequence[StoredEvent], tracking: Tracking | None = None) -> list[int]:
@@ -72,9 +75,8 @@ class StreamLog:
         _check_ascending(events, subjects)
         tracking_subject = self.subjects.tracking(tracking.application_name) if tracking else None
         involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
-        for _ in range(APPEND_ATTEMPTS):
-            ordered = sorted(involved)
-            heads = dict(zip(ordered, await asyncio.gather(*map(self._head, ordered))))
+        for attempt in range(APPEND_ATTEMPTS):
+            heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
             messages = self._messages(events, subjects, heads)
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
@@ -87,7 +89,7 @@ class StreamLog:
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages):
                 position = message.headers.get(VERSION) or message.headers[TRACKING]
-                self.heads.put(message.subject, Head(int(position), first_seq + offset))
+                self._remember(message.subject, Head(int(position), first_seq + offset))
             return list(range(first_seq, first_seq + len(events)))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
@@ -132,13 +134,27 @@ class StreamLog:
             return head.seq
         return None
 
+    async def _heads(
+        self, involved: set[str], events: Sequence[StoredEvent], subjects: list[str], presume_new: bool
+    ) -> dict[str, Head | None]:
+        # An aggregate starting at its first version is presumed new on a first attempt: the
+        # server checks "no message yet" anyway, and a wrong guess costs one retry.
+        presumed_new = {
+            subject
+            for event, subject in zip(events, subjects)
+            if presume_new and event.originator_version <= FIRST_VERSION and self.heads.get(subject) is None
+        }
+        ordered = sorted(involved - presumed_new)
+        found = dict(zip(ordered, await asyncio.gather(*map(self._head, ordered))))
+        return found | dict.fromkeys(presumed_new)
+
     async def _head(self, subject: str) -> Head | None:
         head = self.heads.get(subject)
         if head is None:
             last = await self.client.last(self.stream, subject)
             if last is not None:
                 head = Head(int(last.headers.get(VERSION) or last.headers[TRACKING]), last.seq)
-                self.heads.put(subject, head)
+                self._remember(subject, head)
         return head
 
     async def events(
@@ -176,7 +192,7 @@ class StreamLog:
                 break
             if not more:
                 if last_read is not None and lte is None:
-                    self.heads.put(subject, Head(_version(last_read), last_read.seq))
+                    self._remember(subject, Head(_version(last_read), last_read.seq))
                 break
         if desc:
             selected.reverse()
@@ -188,13 +204,17 @@ class StreamLog:
         head = self.heads.get(subject)
         if head is not None and head.position <= version:
             return head.seq + 1
-        return (self.versions_seen.get((subject, version)) or 0) + 1
+        return (self.sequences.get((subject, version)) or 0) + 1
+
+    def _remember(self, subject: str, head: Head) -> None:
+        self.heads.put(subject, head)
+        self.sequences.put((subject, head.position), head.seq)
 
     def _stored_event(self, originator_id: UUID | str, message: Stored) -> StoredEvent:
         hint = message.headers.get(EVENT_SEQUENCE)
         if hint is not None and self.events_log is not None:
             events_subject = self.events_log.subjects.aggregate(originator_id)
-            self.events_log.versions_seen.put((events_subject, _version(message)), int(hint))
+            self.events_log.sequences.put((events_subject, _version(message)), int(hint))
         return StoredEvent(
             originator_id=originator_id,
             originator_version=_version(message),
