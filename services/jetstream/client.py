@@ -32,6 +32,8 @@ MAX_BATCH = 1000
 WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
 
 log = logging.getLogger(__name__)
+# What a broken connection raises: uvloop reports a write on a closed transport as RuntimeError.
+_CONNECTION_ERRORS = (nats.errors.Error, OSError, RuntimeError)
 
 
 class WrongLastSequence(Exception):
@@ -115,7 +117,7 @@ class JetStreamClient:
             return
         try:
             await self.nc.close()
-        except (nats.errors.Error, OSError) as error:
+        except _CONNECTION_ERRORS as error:
             log.debug("closing a broken NATS connection: %r", error)
 
     async def ensure_stream(self, config: dict[str, object]) -> None:
@@ -162,7 +164,7 @@ class JetStreamClient:
                         headers=message.headers
                         | {"Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(number)},
                     )
-            except (nats.errors.Error, OSError) as error:
+            except _CONNECTION_ERRORS as error:
                 raise OperationalError(f"append failed before commit: {error!r}") from error
             reply = await self._request(
                 last.subject,
@@ -201,7 +203,7 @@ class JetStreamClient:
             status, more = await asyncio.wait_for(pending.finished, self.timeout)
         except asyncio.TimeoutError as error:
             raise OperationalError(f"reading {subject} from {stream} timed out after {self.timeout}s") from error
-        except (nats.errors.Error, OSError) as error:
+        except _CONNECTION_ERRORS as error:
             raise OperationalError(f"reading {subject} from {stream} failed: {error!r}") from error
         finally:
             self._reads.forget(reply)
@@ -226,18 +228,16 @@ class JetStreamClient:
 
     async def _request(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
         try:
-            # nats-py can leave an error reply's future unresolved: bound it again here.
-            return await asyncio.wait_for(
-                self.nc.request(subject, payload, timeout=self.timeout, headers=headers or None),
-                self.timeout + 1,
-            )
+            # request() bounds its own wait; publish_async, whose future an error reply can
+            # leave unresolved (nats.py issue 985), is never used here.
+            return await self.nc.request(subject, payload, timeout=self.timeout, headers=headers or None)
         except nats.errors.NoRespondersError as error:
             raise OperationalError(
                 f"nothing answers on {subject}: is JetStream enabled and the stream there?"
             ) from error
-        except (nats.errors.TimeoutError, asyncio.TimeoutError) as error:
+        except nats.errors.TimeoutError as error:
             raise OperationalError(f"NATS request on {subject} timed out after {self.timeout}s") from error
-        except (nats.errors.Error, OSError) as error:
+        except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
 
 

@@ -83,5 +83,6 @@ class Connection:
 
     def close(self) -> None:
         if not self._loop.loop.is_closed():
+            self._loop.finish_operations(grace=self.client.timeout)
             self.run(self.client.close())
             self._loop.close()

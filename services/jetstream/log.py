@@ -144,9 +144,13 @@ class StreamLog:
             for event, subject in zip(events, subjects)
             if presume_new and event.originator_version <= FIRST_VERSION and self.heads.get(subject) is None
         }
-        ordered = sorted(involved - presumed_new)
-        found = dict(zip(ordered, await asyncio.gather(*map(self._head, ordered))))
-        return found | dict.fromkeys(presumed_new)
+        heads: dict[str, Head | None] = dict.fromkeys(presumed_new)
+        unknown = [subject for subject in involved - presumed_new if self.heads.get(subject) is None]
+        if unknown:
+            await asyncio.gather(*map(self._head, unknown))
+        for subject in involved - presumed_new:
+            heads[subject] = self.heads.get(subject)
+        return heads
 
     async def _head(self, subject: str) -> Head | None:
         head = self.heads.get(subject)
