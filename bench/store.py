@@ -6,7 +6,8 @@
 Figures:
 1. insert_events of single events vs raw JetStream publish-with-ack (same server, same fsync);
 2. get-decide-save through the Application: JetStream vs eventsourcing's SQLite file recorder,
-   and vs POPO (in memory);
+   and vs POPO (in memory), from 1, 8 and 16 threads at once (a command service serves many
+   agents at a time; both stores fsync every write, SQLite serialises its writers);
 3. replay through ``subscribe`` vs a raw nats-py ordered consumer over the same stream;
 4. loading an aggregate of 10,000 events vs one of 10, in a stream of 200,000, with snapshots.
 """
@@ -126,7 +127,7 @@ def get_decide_save(env: dict[str, str], count: int, workers: int) -> float:
 
 
 def get_decide_save_rates(server: NatsServer, count: int, workdir: Path) -> None:
-    for workers in (1, 8):
+    for workers in (1, 8, 16):
         stores = {
             "JetStream": stream_env(server),
             "SQLite file": {

@@ -211,7 +211,10 @@ class StreamLog:
         return (self.sequences.get((subject, version)) or 0) + 1
 
     def _remember(self, subject: str, head: Head) -> None:
-        self.heads.put(subject, head)
+        known = self.heads.get(subject)
+        # A read answered before a concurrent append landed must not move the head back.
+        if known is None or head.seq > known.seq:
+            self.heads.put(subject, head)
         self.sequences.put((subject, head.position), head.seq)
 
     def _stored_event(self, originator_id: UUID | str, message: Stored) -> StoredEvent:
