@@ -11,6 +11,8 @@ Configuration, read from the application's environment (so ``<APP>_``-prefixed n
 
 from __future__ import annotations
 
+from typing import Any
+
 from eventsourcing.persistence import (
     AggregateRecorder,
     ApplicationRecorder,
@@ -89,4 +91,9 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         return resolve_topic(topic) if topic else default
 
     def close(self) -> None:
+        """Close the NATS connection and its loop thread; safe to call twice."""
         self.connection.close()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        super().__exit__(*exc_info)
+        self.close()

@@ -80,8 +80,7 @@ def test_an_insert_whose_second_aggregate_conflicts_stores_nothing(factory) -> N
 
 
 def test_an_insert_that_lost_a_race_to_another_process_stores_nothing(store_env) -> None:
-    one, other = (JetStreamFactory(Environment(env=store_env)) for _ in range(2))
-    try:
+    with JetStreamFactory(Environment(env=store_env)) as one, JetStreamFactory(Environment(env=store_env)) as other:
         aggregate, bystander = f"a/{uuid.uuid4()}", f"b/{uuid.uuid4()}"
         mine = one.application_recorder()
         mine.insert_events([stored(aggregate, 1)])  # caches the head of the aggregate
@@ -91,9 +90,6 @@ def test_an_insert_that_lost_a_race_to_another_process_stores_nothing(store_env)
         assert mine.select_events(bystander) == []
         mine.insert_events([stored(aggregate, 3)])  # the stale head was refreshed
         assert [e.originator_version for e in mine.select_events(aggregate)] == [1, 2, 3]
-    finally:
-        one.close()
-        other.close()
 
 
 def test_more_than_the_batch_limit_is_refused_whole(factory) -> None:
@@ -139,20 +135,16 @@ def test_awkward_ids_round_trip_without_colliding(factory) -> None:
 
 def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
     aggregate = f"long/{uuid.uuid4()}"
-    writer = JetStreamFactory(Environment(env=store_env))
-    events = writer.application_recorder()
-    events.insert_events([stored(aggregate, v) for v in range(1, 501)])
-    # Interleave other aggregates so the tail is not at the start of the stream.
-    events.insert_events([stored(f"other/{n}", 1) for n in range(200)])
-    writer.aggregate_recorder("snapshots").insert_events([stored(aggregate, 500)])
-    events.insert_events([stored(aggregate, 501)])
-    writer.close()
-    reader = JetStreamFactory(Environment(env=store_env))  # a fresh process knows nothing
-    try:
+    with JetStreamFactory(Environment(env=store_env)) as writer:
+        events = writer.application_recorder()
+        events.insert_events([stored(aggregate, v) for v in range(1, 501)])
+        # Interleave other aggregates so the tail is not at the start of the stream.
+        events.insert_events([stored(f"other/{n}", 1) for n in range(200)])
+        writer.aggregate_recorder("snapshots").insert_events([stored(aggregate, 500)])
+        events.insert_events([stored(aggregate, 501)])
+    with JetStreamFactory(Environment(env=store_env)) as reader:  # a fresh process knows nothing
         snapshots, events = reader.aggregate_recorder("snapshots"), reader.application_recorder()
         [snapshot] = snapshots.select_events(aggregate, desc=True, limit=1)
         subject = events.log.subjects.aggregate(aggregate)
         assert events.log._start_after(subject, snapshot.originator_version) == 501
         assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
-    finally:
-        reader.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import uuid
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,23 +34,16 @@ def env(own_server: NatsServer) -> dict[str, str]:
 
 
 def test_acknowledged_events_survive_a_server_restart(own_server: NatsServer, env) -> None:
-    factory = JetStreamFactory(Environment(env=env))
-    try:
+    with JetStreamFactory(Environment(env=env)) as factory:
         factory.application_recorder().insert_events([stored("kept", 1), stored("kept", 2)])
-    finally:
-        factory.close()
     own_server.kill()  # no clean shutdown: fsync on every write is what keeps the data
     own_server.start()
-    factory = JetStreamFactory(Environment(env=env))
-    try:
+    with JetStreamFactory(Environment(env=env)) as factory:
         assert [e.originator_version for e in factory.application_recorder().select_events("kept")] == [1, 2]
-    finally:
-        factory.close()
 
 
 def test_a_subscription_resumes_after_a_server_restart(own_server: NatsServer, env) -> None:
-    factory = JetStreamFactory(Environment(env=env))
-    try:
+    with JetStreamFactory(Environment(env=env)) as factory:
         recorder = factory.application_recorder()
         recorder.insert_events([stored("before", 1)])
         with recorder.subscribe(gt=0) as subscription:
@@ -59,28 +52,20 @@ def test_a_subscription_resumes_after_a_server_restart(own_server: NatsServer, e
             own_server.start()
             recorder.insert_events([stored("after", 1)])
             assert next(subscription).originator_id == "after"
-    finally:
-        factory.close()
 
 
 def test_a_subscription_whose_server_stays_away_fails_with_a_clear_error(own_server: NatsServer, env) -> None:
-    factory = JetStreamFactory(Environment(env=env))
-    try:
+    with JetStreamFactory(Environment(env=env)) as factory:
         recorder = factory.application_recorder()
         recorder.insert_events([stored("only", 1)])
         with JetStreamSubscription(recorder, gt=1, resume_timeout=1.0) as subscription:
             own_server.stop()
             with pytest.raises(OperationalError, match="gave up after"):
                 next(subscription)
-    finally:
-        factory.close()
 
 
 def test_stop_ends_a_waiting_subscription_promptly(own_server: NatsServer, env) -> None:
-    import threading
-
-    factory = JetStreamFactory(Environment(env=env))
-    try:
+    with JetStreamFactory(Environment(env=env)) as factory:
         subscription = factory.application_recorder().subscribe(gt=None)
         received: list[object] = []
         with subscription:
@@ -89,8 +74,6 @@ def test_stop_ends_a_waiting_subscription_promptly(own_server: NatsServer, env) 
             subscription.stop()
             reader.join(timeout=5)
             assert not reader.is_alive() and received == []
-    finally:
-        factory.close()
 
 
 def test_an_unreachable_server_is_a_clear_error() -> None:
