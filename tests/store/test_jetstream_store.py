@@ -148,3 +148,20 @@ def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
         subject = events.log.subjects.aggregate(aggregate)
         assert events.log._start_after(subject, snapshot.originator_version) == 501
         assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
+
+
+def test_the_stream_is_created_append_only_with_atomic_batches_and_direct_gets(factory) -> None:
+    config = factory.connection.run(factory.connection.client._api(f"STREAM.INFO.{factory.events_log.stream}", b""))[
+        "config"
+    ]
+    assert config["allow_atomic"] and config["allow_direct"]
+    assert config["deny_delete"] and config["deny_purge"]
+
+
+def test_closing_the_factory_ends_its_connection_and_thread(store_env) -> None:
+    before = {thread.ident for thread in threading.enumerate()}
+    factory = JetStreamFactory(Environment(env=store_env))
+    factory.application_recorder().insert_events([stored("x", 1)])
+    factory.close()
+    assert factory.connection.client.nc.is_closed
+    assert {thread.ident for thread in threading.enumerate()} <= before

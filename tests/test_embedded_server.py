@@ -1,0 +1,74 @@
+"""The embedded nats-server: ports, readiness, restarts and clean shutdown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nats
+import pytest
+
+from athenaeum.services.nats_server import NatsServer, free_port
+
+
+async def jetstream_answers(url: str) -> bool:
+    nc = await nats.connect(url)
+    try:
+        info = await nc.jetstream().account_info()
+        return info is not None
+    finally:
+        await nc.close()
+
+
+async def test_a_server_on_a_given_port_is_ready_when_start_returns(tmp_path: Path) -> None:
+    port = free_port()
+    with NatsServer(store_dir=tmp_path, port=port) as server:
+        assert server.url == f"nats://127.0.0.1:{port}"
+        assert await jetstream_answers(server.url)
+        config = (tmp_path / "nats-server.conf").read_text()
+        assert "sync_interval: always" in config and f"listen: 127.0.0.1:{port}" in config
+    assert not server.running
+
+
+async def test_a_restarted_server_keeps_its_port(tmp_path: Path) -> None:
+    server = NatsServer(store_dir=tmp_path).start()
+    try:
+        port = server.port
+        server.stop()
+        server.start()
+        assert server.port == port and await jetstream_answers(server.url)
+    finally:
+        server.stop()
+
+
+def test_a_server_stops_with_the_interpreter_that_started_it(tmp_path: Path) -> None:
+    script = (
+        "from athenaeum.services.nats_server import NatsServer\n"
+        f"server = NatsServer(store_dir={str(tmp_path)!r}).start()\n"
+        "print(server._process.pid, flush=True)\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    pid = int(child.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while _alive(pid):
+        assert time.monotonic() < deadline, f"nats-server {pid} outlived its interpreter"
+        time.sleep(0.05)  # poll interval of a bounded wait for the process to exit
+
+
+def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
+    with NatsServer(store_dir=tmp_path / "one") as first:
+        clash = NatsServer(store_dir=tmp_path / "two", port=first.port)
+        with pytest.raises(Exception, match="exited during start-up"):
+            clash.start(timeout=10)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/stat")
+    return not (status.exists() and status.read_text().split()[2] == "Z")
