@@ -1,0 +1,158 @@
+"""Ratification events (PROTOCOLS.md section 1): a roster attests an immutable artifact.
+
+The aggregate id (``originator_id``) is the topic.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+import msgspec
+
+from athenaeum.events.base import Event
+
+
+class Mode(enum.Enum):
+    STANDARD = "standard"  # any dissent or abstention decomposes, for a human to decide
+    FAST = "fast"  # low stakes: any dissent or abstention rejects
+
+
+class Decision(enum.Enum):
+    SIGN = "SIGN"
+    DISSENT = "DISSENT"
+
+
+class Resolution(enum.Enum):
+    VERIFIER = "verifier"
+    TICKET = "ticket"
+    REWRITE = "rewrite"
+    CARVE_CAVEAT = "carve-caveat"
+
+
+class HumanChoice(enum.Enum):
+    ACCEPT_SPLIT = "accept-split"
+    DECOMPOSE_FURTHER = "decompose-further"
+    REWRITE_WITH_CAVEATS = "rewrite-with-caveats"
+    REJECT = "reject"
+
+
+class TallyOutcome(enum.Enum):
+    RATIFIED = "ratified"  # every rostered agent signed
+    DECOMPOSED = "decomposed"  # standard mode with a dissent or an abstention
+    REJECTED = "rejected"  # fast mode with a dissent or an abstention
+
+
+class AtomRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Where in the artifact an objection applies."""
+
+    section: str
+    anchor: str
+
+
+class DissentItem(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    atom: AtomRef
+    objection: str
+    proposed_resolution: Resolution
+
+
+class ContestedAtom(msgspec.Struct, frozen=True):
+    """A dissent lifted into the decomposition, with its stable id ``A1``, ``A2``, ..."""
+
+    id: str
+    section: str
+    anchor: str
+    objection: str
+    raised_by: str
+    proposed_resolution: Resolution
+
+
+class Signature(msgspec.Struct, frozen=True):
+    agent: str
+    cast_at: datetime  # the vote's own time, never the tally's
+    artifact_sha256: str
+
+
+class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    atom: str
+    note: str
+
+
+class Caveat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    atom: str
+    verifier: str | None = None
+    ticket: str | None = None
+
+
+class ArtifactFrozen(Event, tag="ArtifactFrozen"):
+    initiator: str
+    artifact: str
+    artifact_sha256: str
+    artifact_origin: str
+    roster: tuple[str, ...]
+    mode: Mode
+    expires_at: datetime
+    supersedes: str | None = None
+
+
+class VoteCast(Event, tag="VoteCast"):
+    agent: str
+    decision: Decision
+    artifact_sha256: str
+    dissent: tuple[DissentItem, ...] = ()
+
+
+class VotesTallied(Event, tag="VotesTallied"):
+    merge_writer: str | None  # the first voter by slug; none when nobody voted
+    signs: tuple[str, ...]
+    dissents: tuple[str, ...]
+    abstentions: tuple[str, ...]  # ABSTAIN_BY_TIMEOUT: a caveat for the human, never a yes
+    outcome: TallyOutcome
+
+
+class ArtifactDecomposed(Event, tag="ArtifactDecomposed"):
+    atoms: tuple[ContestedAtom, ...]
+    abstentions: tuple[str, ...]
+
+
+class HumanDecisionRecorded(Event, tag="HumanDecisionRecorded"):
+    decision: HumanChoice
+    decided_by: str
+    notes: tuple[Note, ...] = ()
+    caveats: tuple[Caveat, ...] = ()
+    atoms: tuple[str, ...] = ()  # the atoms to decompose further
+
+
+class AtomSplit(Event, tag="AtomSplit"):
+    """The merge writer splits an atom the human asked to decompose further."""
+
+    atom: str
+    into: tuple[ContestedAtom, ...]
+
+
+class ArtifactRatified(Event, tag="ArtifactRatified"):
+    path: str  # "all-SIGN" or "human-decision: <choice>"
+    signatures: tuple[Signature, ...]
+    ratified_atoms: tuple[str, ...] = ()
+    caveats: tuple[Caveat, ...] = ()
+
+
+class RatificationRejected(Event, tag="RatificationRejected"):
+    reason: str
+
+
+class RatificationCanceled(Event, tag="RatificationCanceled"):
+    by: str
+
+
+RatificationEvent = (
+    ArtifactFrozen
+    | VoteCast
+    | VotesTallied
+    | ArtifactDecomposed
+    | HumanDecisionRecorded
+    | AtomSplit
+    | ArtifactRatified
+    | RatificationRejected
+    | RatificationCanceled
+)

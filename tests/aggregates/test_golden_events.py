@@ -1,0 +1,58 @@
+"""Event tags and shapes are a published contract: one golden JSON sample per event.
+
+A change to a sample fails here; evolve an event by adding fields with defaults, or add a new
+tag, and regenerate with ``ATHENAEUM_WRITE_GOLDEN=1 python -m pytest tests/aggregates``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import msgspec
+
+from athenaeum.aggregates import ratification as r
+from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.events import Event, event_registry
+from athenaeum.events.ratification import Caveat, Decision, HumanChoice, Mode, RatificationEvent
+from tests.aggregates.given import at, given
+from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "ratification.jsonl"
+
+
+def samples() -> dict[str, Event]:
+    """One event of every ratification tag, from scenarios that run the real rules."""
+    histories = [decomposed()]
+    history = decomposed()
+    state = given(evolve, history).state
+    history += r.decide(state, at(5, "ada"), decision=HumanChoice.DECOMPOSE_FURTHER, atoms=("A2",))
+    history += r.split(given(evolve, history).state, at(6, "alice"), atom="A2", into=(objection("Logs"),))
+    caveats = tuple(Caveat(atom=a.id, ticket="OPS-1") for a in given(evolve, history).state.atoms)
+    history += r.decide(given(evolve, history).state, at(7, "ada"), decision=HumanChoice.REWRITE_WITH_CAVEATS,
+                        caveats=caveats)
+    histories.append(history)
+    canceled = frozen()
+    canceled += r.cancel(given(evolve, canceled).state, at(1, "alice"))
+    histories.append(canceled)
+    fast = frozen(roster=["bob"], mode=Mode.FAST)
+    fast += r.cast_vote(given(evolve, fast).state, at(1, "bob"), decision=Decision.DISSENT, artifact_sha256=SHA,
+                        dissent=(objection(),))
+    histories.append(fast)
+    return {event.tag: event for events in histories for event in events}
+
+
+def test_every_ratification_event_matches_its_golden_sample() -> None:
+    found = samples()
+    assert set(found) == {cls.__struct_config__.tag for cls in RatificationEvent.__args__}
+    lines = [msgspec.json.encode(found[tag]).decode() for tag in sorted(found)]
+    if os.environ.get("ATHENAEUM_WRITE_GOLDEN"):
+        GOLDEN.write_text("\n".join(lines) + "\n")
+    assert GOLDEN.read_text().splitlines() == lines
+
+
+def test_every_golden_sample_decodes_to_its_struct() -> None:
+    for line in GOLDEN.read_text().splitlines():
+        tag = msgspec.json.decode(line)["type"]
+        event = event_registry.decoder_for(tag).decode(line)
+        assert msgspec.json.encode(event).decode() == line
