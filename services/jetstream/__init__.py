@@ -8,10 +8,7 @@ from athenaeum.services.jetstream.recorders import (
     JetStreamTrackingRecorder,
 )
 
-Factory = JetStreamFactory
-
 __all__ = [
-    "Factory",
     "JetStreamAggregateRecorder",
     "JetStreamApplicationRecorder",
     "JetStreamFactory",

@@ -11,6 +11,7 @@ Configuration, read from the application's environment (so ``<APP>_``-prefixed n
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from eventsourcing.persistence import (
@@ -18,10 +19,11 @@ from eventsourcing.persistence import (
     ApplicationRecorder,
     InfrastructureFactory,
     ProcessRecorder,
+    ProgrammingError,
 )
 from eventsourcing.utils import Environment, EnvType, resolve_topic
 
-from athenaeum.services.jetstream.connection import Connection, stream_config
+from athenaeum.services.jetstream.connection import Connection
 from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.recorders import (
     JetStreamAggregateRecorder,
@@ -32,6 +34,25 @@ from athenaeum.services.jetstream.recorders import (
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
 DEFAULT_STREAM = "ATHENAEUM"
+_STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+
+
+def stream_config(name: str, replicas: int, *, immutable: bool) -> dict[str, object]:
+    if not _STREAM_NAME.match(name):
+        raise ProgrammingError(
+            f"ATHENAEUM_STREAM: {name!r} is not a stream name (letters, digits, '-' and '_' only)"
+        )
+    return {
+        "name": name,
+        "subjects": [f"{name}.>"],
+        "storage": "file",
+        "retention": "limits",
+        "num_replicas": replicas,
+        "allow_atomic": True,
+        "allow_direct": True,
+        "deny_delete": immutable,
+        "deny_purge": immutable,
+    }
 
 
 class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
@@ -52,11 +73,11 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         self.connection = Connection(urls, timeout, name=f"athenaeum:{self.env.name}")
         self._logs: dict[str, StreamLog] = {}
 
-    def _log(self, config: dict[str, object]) -> StreamLog:
+    def _log(self, config: dict[str, object], events_log: StreamLog | None = None) -> StreamLog:
         name = str(config["name"])
         if name not in self._logs:
             self.connection.ensure_stream(config)
-            self._logs[name] = StreamLog(self.connection.client, name)
+            self._logs[name] = StreamLog(self.connection.client, name, events_log)
         return self._logs[name]
 
     @property
@@ -65,9 +86,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
 
     def aggregate_recorder(self, purpose: str = "events") -> AggregateRecorder:
         if purpose == "snapshots":
-            snapshots = self._log(self.snapshots_config)
-            snapshots.events_log = self.events_log
-            return JetStreamAggregateRecorder(self.connection, snapshots)
+            return JetStreamAggregateRecorder(self.connection, self._log(self.snapshots_config, self.events_log))
         return JetStreamAggregateRecorder(self.connection, self.events_log)
 
     def application_recorder(self) -> ApplicationRecorder:

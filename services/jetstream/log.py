@@ -1,14 +1,13 @@
 """An eventsourcing sequence store over one stream: appends with per-aggregate concurrency
 control, and reads of aggregates, notifications and tracking positions.
 
-Its coroutines run on the connection's loop thread, which also owns its caches.
+Its coroutines run on the connection's loop thread, which also owns its ``Positions``.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -20,19 +19,12 @@ from eventsourcing.persistence import (
     Tracking,
 )
 
-from athenaeum.services.jetstream.client import (
-    MAX_BATCH,
-    JetStreamClient,
-    Outgoing,
-    Stored,
-    WrongLastSequence,
-)
-from athenaeum.services.jetstream.connection import LRU
+from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, WrongLastSequence
+from athenaeum.services.jetstream.messages import Outgoing, Stored
+from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
 from athenaeum.services.jetstream.subjects import StreamSubjects
 
-VERSION = "Athenaeum-Version"
 TOPIC = "Athenaeum-Topic"
-TRACKING = "Athenaeum-Tracking"
 # On a snapshot: the event-stream sequence of the event at the snapshot's version.
 EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
@@ -43,24 +35,14 @@ FIRST_VERSION = 1
 APPEND_ATTEMPTS = 5
 
 
-class Head(NamedTuple):
-    """The newest known message of a subject: its version (or tracking id) and sequence."""
-
-    position: int
-    seq: int
-
-
 class StreamLog:
-    def __init__(self, client: JetStreamClient, stream: str) -> None:
+    def __init__(self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None) -> None:
+        """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise."""
         self.client = client
         self.stream = stream
         self.subjects = StreamSubjects(stream)
-        # Appends expect these sequences; a stale one costs one retry, never a wrong write.
-        self.heads: LRU[str, Head] = LRU(100_000)
-        # (subject, version) -> sequence of every head seen and of snapshots' events, so a
-        # load after a snapshot, or a cache fast-forward, reads only the tail.
-        self.sequences: LRU[tuple[str, int], int] = LRU(100_000)
-        self.events_log: StreamLog | None = None  # set on a snapshot log
+        self.positions = Positions()
+        self.events_log = events_log
 
     async def append(self, events: Sequence[StoredEvent], tracking: Tracking | None = None) -> list[int]:
         """Append ``events`` (and ``tracking``) atomically; return their stream sequences."""
@@ -84,12 +66,11 @@ class StreamLog:
                 last_seq = await self.client.append(messages)
             except WrongLastSequence:
                 for subject in involved:
-                    self.heads.forget(subject)
+                    self.positions.heads.forget(subject)
                 continue
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages):
-                position = message.headers.get(VERSION) or message.headers[TRACKING]
-                self._remember(message.subject, Head(int(position), first_seq + offset))
+                self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
             return list(range(first_seq, first_seq + len(events)))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
@@ -100,17 +81,15 @@ class StreamLog:
         expected: set[str] = set()
         for event, subject in zip(events, subjects):
             headers = {VERSION: str(event.originator_version), TOPIC: event.topic}
+            headers |= self.subjects.id_headers(event.originator_id, subject)
             if subject not in expected:
                 # JetStream checks an expectation only on a subject's first message in a batch.
                 expected.add(subject)
                 head = heads[subject]
                 if head is not None and event.originator_version <= head.position:
-                    raise IntegrityError(
-                        f"version {event.originator_version} of {event.originator_id!r} "
-                        f"is not after the recorded version {head.position}"
-                    )
+                    raise _not_after(event, head.position, "the recorded version")
                 headers[EXPECT_LAST] = str(head.seq if head else 0)
-                snapshot_of = self._event_sequence(event, subject)
+                snapshot_of = self._event_sequence(event)
                 if snapshot_of is not None:
                     headers[EVENT_SEQUENCE] = str(snapshot_of)
             messages.append(Outgoing(subject, event.state, headers))
@@ -125,40 +104,34 @@ class StreamLog:
         headers = {TRACKING: str(tracking.notification_id), EXPECT_LAST: str(head.seq if head else 0)}
         return Outgoing(subject, b"", headers)
 
-    def _event_sequence(self, snapshot: StoredEvent, subject: str) -> int | None:
+    def _event_sequence(self, snapshot: StoredEvent) -> int | None:
         if self.events_log is None:
             return None
         events_subject = self.events_log.subjects.aggregate(snapshot.originator_id)
-        head = self.events_log.heads.get(events_subject)
-        if head is not None and head.position == snapshot.originator_version:
-            return head.seq
-        return None
+        return self.events_log.positions.sequences.get((events_subject, snapshot.originator_version))
 
     async def _heads(
         self, involved: set[str], events: Sequence[StoredEvent], subjects: list[str], presume_new: bool
     ) -> dict[str, Head | None]:
         # An aggregate starting at its first version is presumed new on a first attempt: the
         # server checks "no message yet" anyway, and a wrong guess costs one retry.
+        known = self.positions.heads
         presumed_new = {
             subject
             for event, subject in zip(events, subjects)
-            if presume_new and event.originator_version <= FIRST_VERSION and self.heads.get(subject) is None
+            if presume_new and event.originator_version <= FIRST_VERSION and known.get(subject) is None
         }
-        heads: dict[str, Head | None] = dict.fromkeys(presumed_new)
-        unknown = [subject for subject in involved - presumed_new if self.heads.get(subject) is None]
+        unknown = [subject for subject in involved - presumed_new if known.get(subject) is None]
         if unknown:
-            await asyncio.gather(*map(self._head, unknown))
-        for subject in involved - presumed_new:
-            heads[subject] = self.heads.get(subject)
-        return heads
+            await asyncio.gather(*map(self._fetch_head, unknown))
+        return {subject: None if subject in presumed_new else known.get(subject) for subject in involved}
 
-    async def _head(self, subject: str) -> Head | None:
-        head = self.heads.get(subject)
-        if head is None:
-            last = await self.client.last(self.stream, subject)
-            if last is not None:
-                head = Head(int(last.headers.get(VERSION) or last.headers[TRACKING]), last.seq)
-                self._remember(subject, head)
+    async def _fetch_head(self, subject: str) -> Head | None:
+        last = await self.client.last(self.stream, subject)
+        if last is None:
+            return None
+        head = Head.of(last)
+        self.positions.remember(subject, head)
         return head
 
     async def events(
@@ -172,59 +145,41 @@ class StreamLog:
         subject = self.subjects.aggregate(originator_id)
         if desc and limit == 1 and lte is None:
             last = await self.client.last(self.stream, subject)
-            found = [last] if last is not None and (gt is None or _version(last) > gt) else []
+            found = [last] if last is not None and (gt is None or Head.of(last).position > gt) else []
             return [self._stored_event(originator_id, message) for message in found]
-        start = self._start_after(subject, gt)
-        bounded = not desc and limit is not None
+        start = self.positions.start_after(subject, gt)
+        bounded = limit is not None and not desc
         selected: list[StoredEvent] = []
-        last_read: Stored | None = None
         while True:
             batch = min(READ_BATCH, limit - len(selected)) if bounded and limit else READ_BATCH
             messages, more = await self.client.read(self.stream, subject, start, batch)
             for message in messages:
-                version = _version(message)
-                if gt is not None and version <= gt:
-                    continue
+                version = Head.of(message).position
+                self.positions.sequences.put((subject, version), message.seq)
                 if lte is not None and version > lte:
                     more = False
                     break
-                selected.append(self._stored_event(originator_id, message))
+                if gt is None or version > gt:
+                    selected.append(self._stored_event(originator_id, message))
             if messages:
-                last_read = messages[-1]
-                start = last_read.seq + 1
-            if bounded and limit is not None and len(selected) >= limit:
-                break
-            if not more:
-                if last_read is not None and lte is None:
-                    self._remember(subject, Head(_version(last_read), last_read.seq))
+                start = messages[-1].seq + 1
+                if not more and lte is None:
+                    self.positions.remember(subject, Head.of(messages[-1]))
+            if not more or (bounded and limit is not None and len(selected) >= limit):
                 break
         if desc:
             selected.reverse()
         return selected[:limit] if limit is not None else selected
 
-    def _start_after(self, subject: str, version: int | None) -> int:
-        if version is None:
-            return 1
-        head = self.heads.get(subject)
-        if head is not None and head.position <= version:
-            return head.seq + 1
-        return (self.sequences.get((subject, version)) or 0) + 1
-
-    def _remember(self, subject: str, head: Head) -> None:
-        known = self.heads.get(subject)
-        # A read answered before a concurrent append landed must not move the head back.
-        if known is None or head.seq > known.seq:
-            self.heads.put(subject, head)
-        self.sequences.put((subject, head.position), head.seq)
-
     def _stored_event(self, originator_id: UUID | str, message: Stored) -> StoredEvent:
+        version = Head.of(message).position
         hint = message.headers.get(EVENT_SEQUENCE)
         if hint is not None and self.events_log is not None:
             events_subject = self.events_log.subjects.aggregate(originator_id)
-            self.events_log.sequences.put((events_subject, _version(message)), int(hint))
+            self.events_log.positions.sequences.put((events_subject, version), int(hint))
         return StoredEvent(
             originator_id=originator_id,
-            originator_version=_version(message),
+            originator_version=version,
             topic=message.headers[TOPIC],
             state=message.payload,
         )
@@ -253,8 +208,8 @@ class StreamLog:
                 selected.append(
                     Notification(
                         id=message.seq,
-                        originator_id=self.subjects.originator_id(message.subject),
-                        originator_version=_version(message),
+                        originator_id=self.subjects.originator_id(message.subject, message.headers),
+                        originator_version=Head.of(message).position,
                         topic=topic,
                         state=message.payload,
                     )
@@ -271,14 +226,12 @@ class StreamLog:
         return None if last is None else last.seq
 
     async def max_tracking_id(self, application_name: str) -> int | None:
-        subject = self.subjects.tracking(application_name)
-        self.heads.forget(subject)
-        head = await self._head(subject)
+        head = await self._fetch_head(self.subjects.tracking(application_name))
         return None if head is None else head.position
 
 
-def _version(message: Stored) -> int:
-    return int(message.headers[VERSION])
+def _not_after(event: StoredEvent, previous: int, what: str) -> IntegrityError:
+    return IntegrityError(f"version {event.originator_version} of {event.originator_id!r} is not after {what} {previous}")
 
 
 def _check_ascending(events: Sequence[StoredEvent], subjects: list[str]) -> None:
@@ -286,8 +239,5 @@ def _check_ascending(events: Sequence[StoredEvent], subjects: list[str]) -> None
     for event, subject in zip(events, subjects):
         previous = latest.get(subject)
         if previous is not None and event.originator_version <= previous:
-            raise IntegrityError(
-                f"version {event.originator_version} of {event.originator_id!r} "
-                f"follows version {previous} in the same insert"
-            )
+            raise _not_after(event, previous, "the version before it in the same insert")
         latest[subject] = event.originator_version

@@ -3,24 +3,31 @@
 Layout of a stream named S:
   S.ev.u.<uuid>        events of an aggregate whose id is a UUID
   S.ev.s.<escaped>     events of an aggregate whose id is a string
-  S.trk.<escaped>      tracking records of one upstream application
+  S.trk.s.<escaped>    tracking records of one upstream application
 One literal subject per aggregate keeps its reads cheap and gives each aggregate its own
 optimistic-concurrency sequence.
 
 A string id keeps ASCII letters, digits, '-' and '_' and writes every other UTF-8 byte as
 '~XX', so ids with spaces, dots, slashes, '*', '>' or non-ASCII characters become legal
 tokens and no two ids share one. UUIDs and strings live under different tokens, so the
-string "1b4e..." and the UUID 1b4e... never collide either.
+string "1b4e..." and the UUID 1b4e... never collide either. An id whose escaped token would be
+too long for a subject goes under S.ev.h.<sha256 of the id>, and its messages carry the
+escaped id in a header instead.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from uuid import UUID
 
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _ESCAPE = re.compile(r"~([0-9A-F]{2})")
 EMPTY_TOKEN = "~"  # '~' never stands alone otherwise, and a subject token cannot be empty
+# Past this the id is hashed: the server refuses a protocol line over 4 KiB, and nats-py then
+# drops the connection for good.
+MAX_TOKEN = 200
+ORIGINATOR_ID = "Athenaeum-Originator-Id"
 
 
 def escape(text: str) -> str:
@@ -54,11 +61,29 @@ class StreamSubjects:
     def aggregate(self, originator_id: UUID | str) -> str:
         if isinstance(originator_id, UUID):
             return f"{self._events_prefix}u.{originator_id}"
-        return f"{self._events_prefix}s.{escape(originator_id)}"
+        token = escape(originator_id)
+        if len(token) > MAX_TOKEN:
+            return f"{self._events_prefix}h.{_digest(originator_id)}"
+        return f"{self._events_prefix}s.{token}"
 
-    def originator_id(self, subject: str) -> UUID | str:
+    def id_headers(self, originator_id: UUID | str, subject: str) -> dict[str, str]:
+        """The headers that name the aggregate when its subject cannot."""
+        if subject.startswith(f"{self._events_prefix}h."):
+            return {ORIGINATOR_ID: escape(str(originator_id))}
+        return {}
+
+    def originator_id(self, subject: str, headers: dict[str, str]) -> UUID | str:
         kind, _, token = subject[len(self._events_prefix) :].partition(".")
-        return UUID(token) if kind == "u" else unescape(token)
+        if kind == "u":
+            return UUID(token)
+        return unescape(headers[ORIGINATOR_ID] if kind == "h" else token)
 
     def tracking(self, application_name: str) -> str:
-        return f"{self.stream}.trk.{escape(application_name)}"
+        token = escape(application_name)
+        if len(token) > MAX_TOKEN:
+            return f"{self.stream}.trk.h.{_digest(application_name)}"
+        return f"{self.stream}.trk.s.{token}"
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()

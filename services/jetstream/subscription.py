@@ -1,9 +1,10 @@
 """A live subscription to an application's notifications.
 
 It pulls with direct gets, like eventsourcing's LISTEN/NOTIFY subscriptions on PostgreSQL:
-a core NATS subscription on the event subjects wakes it as soon as anything is appended,
-and a short poll covers what a wake-up cannot (an append seen before its batch commits, a
-reconnect). A lost connection is retried until ``resume_timeout`` runs out, then the
+a core NATS subscription on the event subjects wakes it as soon as anything is published.
+A batch's messages are published before the stream commits them, so a wake-up that finds
+nothing new pulls again after a few milliseconds; a slow poll covers what no wake-up reports
+(a reconnect). A lost connection is retried until ``resume_timeout`` runs out, then the
 iterator raises a clear error instead of waiting forever.
 """
 
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from athenaeum.services.jetstream.recorders import JetStreamApplicationRecorder
 
 POLL_INTERVAL = 0.25
+# After a wake-up that found nothing: an atomic batch commits within milliseconds of its
+# last message being published.
+COMMIT_WAITS = (0.002, 0.01, 0.05)
 RESUME_TIMEOUT = 30.0
 
 
@@ -43,23 +47,32 @@ class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecord
         super().__init__(recorder=recorder, gt=gt, topics=topics)
 
     async def _on_append(self, msg: Msg) -> None:
+        # The wake-up subscription exists before the base class creates this event, so that
+        # nothing appended between the first pull and the subscription goes unnoticed.
         notified = getattr(self, "_has_been_notified", None)
         if notified is not None:
             notified.set()
 
     def stop(self) -> None:
-        if not self._stopped.is_set():
-            self._stopped.set()
-            if not self._connection.client.nc.is_closed:
-                self._connection.run(self._wake_up.unsubscribe())
-        super().stop()
+        try:
+            if not self._stopped.is_set():
+                self._stopped.set()
+                if not self._connection.client.nc.is_closed:
+                    self._connection.run(self._wake_up.unsubscribe())
+        finally:
+            super().stop()
 
     def _loop_on_pull(self) -> None:
         try:
             self._pull()
             while not self._has_been_stopped:
-                self._has_been_notified.wait(timeout=POLL_INTERVAL)
+                woken = self._has_been_notified.wait(timeout=POLL_INTERVAL)
+                before = self._last_notification_id
                 self._pull()
+                for pause in COMMIT_WAITS if woken else ():
+                    if self._last_notification_id != before or self._stopped.wait(pause):
+                        break
+                    self._pull()
         except BaseException as error:  # handed to the iterating thread by __next__
             if self._thread_error is None:
                 self._thread_error = error

@@ -3,6 +3,8 @@
 Knobs set, and why:
 - ``EXPECT_CONTIGUOUS_NOTIFICATION_IDS`` stays True: notification ids are stream sequences and
   each test has a stream of its own, so they start at 1 and have no gaps in these suites.
+- ``test_insert_subscribe`` runs the suite's ``optional_test_insert_subscribe``, which the
+  library leaves to each persistence module to switch on.
 """
 
 from __future__ import annotations
@@ -81,9 +83,6 @@ class TestProcessRecorder(FactoryPerTest, suites.ProcessRecorderTestCase):
 
 
 class TestNonInterleavingNotificationIDs(FactoryPerTest, suites.NonInterleavingNotificationIDsBaseCase):
-    # Each insert is one atomic batch, which the server caps at 1,000 messages.
-    insert_num = 1000
-
     def create_recorder(self) -> ApplicationRecorder:
         return self.factory().application_recorder()
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from uuid import UUID
 
 import pytest
-from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent
+from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent, Tracking
 from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
@@ -119,6 +120,8 @@ AWKWARD_IDS = [
     "",
     "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
     UUID("1b4e28ba-2fa1-11d2-883f-0016d3cca427"),
+    "页" * 500,  # escaped, far longer than a subject may be
+    "页" * 500 + "!",
 ]
 
 
@@ -146,14 +149,12 @@ def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
         snapshots, events = reader.aggregate_recorder("snapshots"), reader.application_recorder()
         [snapshot] = snapshots.select_events(aggregate, desc=True, limit=1)
         subject = events.log.subjects.aggregate(aggregate)
-        assert events.log._start_after(subject, snapshot.originator_version) == 501
+        assert events.log.positions.start_after(subject, snapshot.originator_version) == 501
         assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
 
 
 def test_the_stream_is_created_append_only_with_atomic_batches_and_direct_gets(factory) -> None:
-    config = factory.connection.run(factory.connection.client._api(f"STREAM.INFO.{factory.events_log.stream}", b""))[
-        "config"
-    ]
+    config = factory.connection.run(factory.connection.client.stream_info(factory.events_log.stream))["config"]
     assert config["allow_atomic"] and config["allow_direct"]
     assert config["deny_delete"] and config["deny_purge"]
 
@@ -165,3 +166,23 @@ def test_closing_the_factory_ends_its_connection_and_thread(store_env) -> None:
     factory.close()
     assert factory.connection.client.nc.is_closed
     assert {thread.ident for thread in threading.enumerate()} <= before
+
+
+def test_a_multi_event_insert_reaches_a_live_subscriber_within_milliseconds(factory) -> None:
+    recorder = factory.application_recorder()
+    with recorder.subscribe(gt=recorder.max_notification_id()) as subscription:
+        latencies = []
+        for round_ in range(5):
+            started = time.monotonic()
+            recorder.insert_events([stored(f"burst/{round_}", 1), stored(f"burst/{round_}", 2)])
+            next(subscription), next(subscription)
+            latencies.append(time.monotonic() - started)
+    # The poll interval is 250 ms; a wake-up must do much better than that.
+    assert sorted(latencies)[2] < 0.1, latencies
+
+
+def test_a_long_tracking_application_name_works(factory) -> None:
+    recorder = factory.process_recorder()
+    name = "upstream-" + "x" * 1000
+    recorder.insert_events([stored("p", 1)], tracking=Tracking(name, 7))
+    assert recorder.max_tracking_id(name) == 7
