@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import NamedTuple
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -35,6 +36,21 @@ FIRST_VERSION = 1
 APPEND_ATTEMPTS = 5
 
 
+class CommandRecord(NamedTuple):
+    """The marker a command's append carries, so a retried command is recognised forever."""
+
+    command_id: str
+    payload: bytes  # what the command service needs to answer a retry as it answered first
+
+
+class CommandAlreadyApplied(IntegrityError):
+    """The command's marker is in the stream already: nothing was appended this time."""
+
+    def __init__(self, command_id: str, marker: Stored) -> None:
+        super().__init__(f"command {command_id!r} was applied at sequence {marker.seq}")
+        self.marker = marker
+
+
 class StreamLog:
     def __init__(self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None) -> None:
         """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise."""
@@ -44,9 +60,15 @@ class StreamLog:
         self.positions = Positions()
         self.events_log = events_log
 
-    async def append(self, events: Sequence[StoredEvent], tracking: Tracking | None = None) -> list[int]:
-        """Append ``events`` (and ``tracking``) atomically; return their stream sequences."""
-        count = len(events) + (tracking is not None)
+    async def append(
+        self,
+        events: Sequence[StoredEvent],
+        tracking: Tracking | None = None,
+        command: CommandRecord | None = None,
+    ) -> list[int]:
+        """Append ``events`` (and ``tracking``, and the ``command`` marker, always last)
+        atomically; return the events' stream sequences."""
+        count = len(events) + (tracking is not None) + (command is not None)
         if count == 0:
             return []
         if count > MAX_BATCH:
@@ -62,14 +84,18 @@ class StreamLog:
             messages = self._messages(events, subjects, heads)
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
+            if command is not None:
+                messages.append(self._command_message(command))
             try:
                 last_seq = await self.client.append(messages)
             except WrongLastSequence:
+                if command is not None and (marker := await self.applied(command.command_id)):
+                    raise CommandAlreadyApplied(command.command_id, marker) from None
                 for subject in involved:
                     self.positions.heads.forget(subject)
                 continue
             first_seq = last_seq - len(messages) + 1
-            for offset, message in enumerate(messages):
+            for offset, message in enumerate(messages[: len(messages) - (command is not None)]):
                 self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
             return list(range(first_seq, first_seq + len(events)))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
@@ -103,6 +129,14 @@ class StreamLog:
             )
         headers = {TRACKING: str(tracking.notification_id), EXPECT_LAST: str(head.seq if head else 0)}
         return Outgoing(subject, b"", headers)
+
+    def _command_message(self, command: CommandRecord) -> Outgoing:
+        # Expecting no earlier message on the marker's subject makes a command apply once.
+        return Outgoing(self.subjects.command(command.command_id), command.payload, {EXPECT_LAST: "0"})
+
+    async def applied(self, command_id: str) -> Stored | None:
+        """The marker of ``command_id`` if that command was applied."""
+        return await self.client.last(self.stream, self.subjects.command(command_id))
 
     def _event_sequence(self, snapshot: StoredEvent) -> int | None:
         if self.events_log is None:

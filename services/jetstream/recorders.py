@@ -18,7 +18,8 @@ from eventsourcing.persistence import (
 )
 
 from athenaeum.services.jetstream.connection import Connection
-from athenaeum.services.jetstream.log import StreamLog
+from athenaeum.services.jetstream.log import CommandRecord, StreamLog
+from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 
 
@@ -32,11 +33,20 @@ class JetStreamAggregateRecorder(JetStreamRecorder, AggregateRecorder):
     """Events (or snapshots) of aggregates, one literal subject per aggregate."""
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        self._insert(stored_events, kwargs.get("tracking"))
+        self._insert(stored_events, **kwargs)
         return None
 
-    def _insert(self, stored_events: Sequence[StoredEvent], tracking: Tracking | None) -> list[int]:
-        return self.connection.run(self.log.append(stored_events, tracking))
+    def _insert(
+        self,
+        stored_events: Sequence[StoredEvent],
+        tracking: Tracking | None = None,
+        command: CommandRecord | None = None,
+        **ignored: Any,
+    ) -> list[int]:
+        """``command`` (a ``CommandRecord``, passed as ``app.save(*events, command=...)``)
+        appends the command's marker in the same batch: a second append of one command id
+        raises ``CommandAlreadyApplied`` and stores nothing."""
+        return self.connection.run(self.log.append(stored_events, tracking, command))
 
     def select_events(
         self,
@@ -54,7 +64,7 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
     """Aggregate events whose notification ids are their stream sequences."""
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        return self._insert(stored_events, kwargs.get("tracking"))
+        return self._insert(stored_events, **kwargs)
 
     def select_notifications(
         self,
@@ -69,6 +79,10 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
 
     def max_notification_id(self) -> int | None:
         return self.connection.run(self.log.max_notification_id())
+
+    def applied_command(self, command_id: str) -> Stored | None:
+        """The marker a command with ``command_id`` left when it was applied, if it was."""
+        return self.connection.run(self.log.applied(command_id))
 
     def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
         return JetStreamSubscription(self, gt=gt, topics=topics)

@@ -4,6 +4,7 @@ Layout of a stream named S:
   S.ev.u.<uuid>        events of an aggregate whose id is a UUID
   S.ev.s.<escaped>     events of an aggregate whose id is a string
   S.trk.s.<escaped>    tracking records of one upstream application
+  S.cmd.s.<escaped>    the marker of one applied command, by command id
 One literal subject per aggregate keeps its reads cheap and gives each aggregate its own
 optimistic-concurrency sequence.
 
@@ -61,10 +62,7 @@ class StreamSubjects:
     def aggregate(self, originator_id: UUID | str) -> str:
         if isinstance(originator_id, UUID):
             return f"{self._events_prefix}u.{originator_id}"
-        token = escape(originator_id)
-        if len(token) > MAX_TOKEN:
-            return f"{self._events_prefix}h.{_digest(originator_id)}"
-        return f"{self._events_prefix}s.{token}"
+        return f"{self._events_prefix}{_token(originator_id)}"
 
     def id_headers(self, originator_id: UUID | str, subject: str) -> dict[str, str]:
         """The headers that name the aggregate when its subject cannot."""
@@ -79,10 +77,15 @@ class StreamSubjects:
         return unescape(headers[ORIGINATOR_ID] if kind == "h" else token)
 
     def tracking(self, application_name: str) -> str:
-        token = escape(application_name)
-        if len(token) > MAX_TOKEN:
-            return f"{self.stream}.trk.h.{_digest(application_name)}"
-        return f"{self.stream}.trk.s.{token}"
+        return f"{self.stream}.trk.{_token(application_name)}"
+
+    def command(self, command_id: str) -> str:
+        return f"{self.stream}.cmd.{_token(command_id)}"
+
+
+def _token(name: str) -> str:
+    token = escape(name)
+    return f"s.{token}" if len(token) <= MAX_TOKEN else f"h.{_digest(name)}"
 
 
 def _digest(text: str) -> str:

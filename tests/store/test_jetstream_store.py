@@ -13,6 +13,7 @@ from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEv
 from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
+from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
 from athenaeum.services.nats_server import NatsCluster
 from tests.conftest import new_stream_name
 
@@ -186,3 +187,14 @@ def test_a_long_tracking_application_name_works(factory) -> None:
     name = "upstream-" + "x" * 1000
     recorder.insert_events([stored("p", 1)], tracking=Tracking(name, 7))
     assert recorder.max_tracking_id(name) == 7
+
+
+def test_a_command_marker_makes_a_command_apply_once(factory) -> None:
+    recorder = factory.application_recorder()
+    marker = CommandRecord("cmd-1", b'{"reply": 1}')
+    [seq] = recorder.insert_events([stored("voted", 1)], command=marker)
+    assert recorder.applied_command("cmd-1").seq == seq + 1
+    with pytest.raises(CommandAlreadyApplied) as caught:
+        recorder.insert_events([stored("other", 1)], command=marker)
+    assert caught.value.marker.payload == b'{"reply": 1}'
+    assert recorder.select_events("other") == [] and recorder.applied_command("cmd-2") is None
