@@ -1,0 +1,75 @@
+"""The five steps every command takes: load, decide, append with the command's marker,
+retry a lost race, reply. Synchronous: it runs on a worker thread, never on an event loop."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import IntegrityError
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.rules import Context, RuleViolation
+from athenaeum.events import Event
+from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
+from athenaeum.services.replies import NO_EVENTS, Reply, encode_events
+
+Decide = Callable[[Any, Context], list[Event]]
+Project = Callable[[Any, Any], Any]
+ATTEMPTS = 5
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class CommandHandler:
+    def __init__(
+        self,
+        app: AthenaeumApplication,
+        humans: frozenset[str] = frozenset(),
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.app = app
+        self.humans = humans
+        self.clock = clock
+
+    def load(self, aggregate_id: str, project: Project) -> Any:
+        """The aggregate's current state, or None when it has no events yet."""
+        try:
+            return self.app.repository.get(aggregate_id, projector_func=project)
+        except AggregateNotFoundError:
+            return None
+
+    def handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
+        command_id = command_id or uuid.uuid4().hex
+        earlier = self.app.recorder.applied_command(command_id)  # type: ignore[attr-defined]
+        if earlier is not None:
+            return _replay(earlier)
+        context = Context(actor=actor, now=self.clock(), command_id=command_id, actor_is_human=actor in self.humans)
+        for _ in range(ATTEMPTS):
+            state = self.load(aggregate_id, project)
+            try:
+                events = decide(state, context)
+            except RuleViolation as violation:
+                return Reply.rejected(violation.code, violation.message, violation.field)
+            if not events:
+                return Reply.accepted(state.version if state else None, NO_EVENTS)
+            payload = encode_events(events)
+            try:
+                recordings = self.app.save(*events, command=CommandRecord(command_id, bytes(payload)))
+            except CommandAlreadyApplied as applied:
+                return _replay(applied.marker)
+            except IntegrityError:
+                continue  # another writer got there first: decide again on the new state
+            return Reply.accepted(recordings[-1].notification.id, payload)
+        return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
+
+
+def _replay(marker: Any) -> Reply:
+    # The marker is the batch's last message, right after the command's last event.
+    return Reply.accepted(marker.seq - 1, msgspec.Raw(marker.payload))

@@ -1,0 +1,61 @@
+"""The ``athenaeum`` NATS micro service: one endpoint per command, in a queue group so
+replicas share the load. Endpoints decode, hand the command to a worker thread, and reply."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor
+from importlib import metadata
+
+import msgspec
+from nats import micro
+from nats.aio.client import Client
+from nats.micro.request import Request
+from nats.micro.service import Service
+
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.replies import Reply, encode, malformed
+from athenaeum.services.routes import ROUTES, Route
+
+ACTOR_HEADER = "Athenaeum-Actor"
+QUEUE_GROUP = "athenaeum"
+
+
+async def start_command_service(nc: Client, handler: CommandHandler, workers: Executor) -> Service:
+    service = await micro.add_service(
+        nc,
+        name="athenaeum",
+        version=metadata.version("athenaeum"),
+        description="Athenaeum commands",
+        queue_group=QUEUE_GROUP,
+    )
+    for route in ROUTES:
+        await service.add_endpoint(
+            name=f"{route.family}-{route.verb}",
+            subject=route.subject,
+            handler=_endpoint(route, handler, workers),
+        )
+    return service
+
+
+def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type: ignore[no-untyped-def]
+    decoder = msgspec.json.Decoder(route.command)
+
+    async def endpoint(request: Request) -> None:
+        actor = (request.headers or {}).get(ACTOR_HEADER, "")
+        if not actor:
+            reply = Reply.rejected("invalid", f"the {ACTOR_HEADER} header names who sends the command", "actor")
+        else:
+            try:
+                command = decoder.decode(request.data)
+            except msgspec.DecodeError as error:
+                reply = malformed(error)
+            else:
+                loop = asyncio.get_running_loop()
+                reply = await loop.run_in_executor(workers, route.run, handler, command, actor)
+        if reply.ok or reply.error is None:
+            await request.respond(encode(reply))
+        else:
+            await request.respond_error(reply.error.code, reply.error.message, encode(reply))
+
+    return endpoint

@@ -1,0 +1,79 @@
+"""Ratification commands, from their Structs to the rules in ``aggregates.ratification``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from athenaeum.aggregates import ratification as rules
+from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.aggregates.rules import NotFound
+from athenaeum.aggregates.state import fold
+from athenaeum.events.ratification_commands import (
+    CancelRatification,
+    CastVote,
+    ExpireRatification,
+    InitRatification,
+    RecordHumanDecision,
+    SplitAtom,
+)
+from athenaeum.services.command_handler import CommandHandler, Decide
+from athenaeum.services.replies import Reply
+
+project = fold(evolve)
+DEFAULT_WINDOW = timedelta(hours=72)
+
+
+def init(handler: CommandHandler, command: InitRatification, actor: str) -> Reply:
+    superseded_exists = bool(command.supersedes) and handler.load(command.supersedes, project) is not None
+
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        return rules.freeze(
+            state,
+            context,
+            topic=command.topic,
+            artifact=command.artifact,
+            roster=command.roster,
+            mode=command.mode,
+            expires_at=command.expires_at or context.now + DEFAULT_WINDOW,
+            declared_sha256=command.sha256,
+            artifact_origin=command.artifact_origin,
+            supersedes=command.supersedes,
+            superseded_exists=superseded_exists,
+        )
+
+    return handler.handle(command.topic, project, decide, actor, command.command_id)
+
+
+def vote(handler: CommandHandler, command: CastVote, actor: str) -> Reply:
+    return _on_existing(handler, command.topic, actor, command.command_id, lambda state, context: rules.cast_vote(
+        state, context, decision=command.decision, artifact_sha256=command.sha256, dissent=command.dissent
+    ))
+
+
+def decide(handler: CommandHandler, command: RecordHumanDecision, actor: str) -> Reply:
+    return _on_existing(handler, command.topic, actor, command.command_id, lambda state, context: rules.decide(
+        state, context, decision=command.decision, notes=command.notes, caveats=command.caveats, atoms=command.atoms
+    ))
+
+
+def split(handler: CommandHandler, command: SplitAtom, actor: str) -> Reply:
+    return _on_existing(handler, command.topic, actor, command.command_id, lambda state, context: rules.split(
+        state, context, atom=command.atom, into=command.into
+    ))
+
+
+def cancel(handler: CommandHandler, command: CancelRatification, actor: str) -> Reply:
+    return _on_existing(handler, command.topic, actor, command.command_id, rules.cancel)
+
+
+def expire(handler: CommandHandler, command: ExpireRatification, actor: str) -> Reply:
+    return _on_existing(handler, command.topic, actor, command.command_id, rules.expire)
+
+
+def _on_existing(handler: CommandHandler, topic: str, actor: str, command_id: str | None, decide: Decide) -> Reply:
+    def checked(state, context):  # type: ignore[no-untyped-def]
+        if state is None:
+            raise NotFound(f"no ratification {topic!r}", "topic")
+        return decide(state, context)
+
+    return handler.handle(topic, project, checked, actor, command_id)

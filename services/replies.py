@@ -1,0 +1,53 @@
+"""Command replies on the wire: ``{"ok": true, "position", "events"}`` or
+``{"ok": false, "error": {"code", "message", "field"}}``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import msgspec
+
+from athenaeum.events import Event
+
+
+class ErrorBody(msgspec.Struct, omit_defaults=True):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class Reply(msgspec.Struct, omit_defaults=True):
+    ok: bool
+    position: int | None = None
+    events: msgspec.Raw | None = None  # the JSON array of the events appended
+    error: ErrorBody | None = None
+
+    @classmethod
+    def accepted(cls, position: int | None, events: msgspec.Raw) -> Reply:
+        return cls(ok=True, position=position, events=events)
+
+    @classmethod
+    def rejected(cls, code: str, message: str, field: str | None = None) -> Reply:
+        return cls(ok=False, error=ErrorBody(code, message, field))
+
+
+NO_EVENTS = msgspec.Raw(b"[]")
+_encoder = msgspec.json.Encoder()
+_FIELD = re.compile(r"at `\$\.([^`\[]+)")
+_UNKNOWN = re.compile(r"unknown field `([^`]+)`")
+
+
+def encode_events(events: Sequence[Event]) -> msgspec.Raw:
+    return msgspec.Raw(_encoder.encode(events))
+
+
+def encode(reply: Reply) -> bytes:
+    return _encoder.encode(reply)
+
+
+def malformed(error: msgspec.DecodeError) -> Reply:
+    """A command that does not decode: ``invalid``, naming the field when msgspec does."""
+    message = str(error)
+    found = _FIELD.search(message) or _UNKNOWN.search(message)
+    return Reply.rejected("invalid", message, found.group(1) if found else None)

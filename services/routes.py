@@ -1,0 +1,46 @@
+"""The one table of commands: family, verb, command Struct, and what runs it.
+
+NATS subjects (``athenaeum.cmd.<family>.<verb>``), and later HTTP paths and CLI verbs, are
+all read from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from athenaeum.events.commands import Command
+from athenaeum.events.ratification_commands import (
+    CancelRatification,
+    CastVote,
+    ExpireRatification,
+    InitRatification,
+    RecordHumanDecision,
+    SplitAtom,
+)
+from athenaeum.services import ratification_routes as ratification
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.replies import Reply
+
+SUBJECT_PREFIX = "athenaeum.cmd"
+
+
+class Route(NamedTuple):
+    family: str
+    verb: str
+    command: type[Command]
+    run: Callable[[CommandHandler, Any, str], Reply]
+
+    @property
+    def subject(self) -> str:
+        return f"{SUBJECT_PREFIX}.{self.family}.{self.verb}"
+
+
+ROUTES = (
+    Route("ratification", "init", InitRatification, ratification.init),
+    Route("ratification", "vote", CastVote, ratification.vote),
+    Route("ratification", "decide", RecordHumanDecision, ratification.decide),
+    Route("ratification", "split", SplitAtom, ratification.split),
+    Route("ratification", "cancel", CancelRatification, ratification.cancel),
+    Route("ratification", "expire", ExpireRatification, ratification.expire),
+)

@@ -1,0 +1,94 @@
+"""Ratification commands over NATS requests, against the real command service."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import msgspec
+import nats
+import pytest
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.ratification import sha256_of
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.command_service import ACTOR_HEADER, start_command_service
+
+ARTIFACT = "# ADR 9\nShip it.\n"
+
+
+@pytest.fixture
+async def commands(store_env):
+    app = AthenaeumApplication(env=store_env | {"AGGREGATE_CACHE_MAXSIZE": "100"})
+    nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
+    with ThreadPoolExecutor(4) as workers:
+        service = await start_command_service(nc, CommandHandler(app, humans=frozenset({"ada"})), workers)
+
+        async def send(verb: str, actor: str, **body: object) -> dict:
+            reply = await nc.request(
+                f"athenaeum.cmd.ratification.{verb}", msgspec.json.encode(body), timeout=10, headers={ACTOR_HEADER: actor}
+            )
+            return msgspec.json.decode(reply.data)
+
+        yield send
+        await service.stop()
+    await nc.close()
+    app.close()
+
+
+def topic() -> str:
+    return f"adr-{uuid.uuid4().hex[:8]}"
+
+
+async def test_a_ratification_runs_from_freeze_to_ratified(commands) -> None:
+    name = topic()
+    opened = await commands("init", "alice", topic=name, roster=["alice", "bob"], artifact=ARTIFACT)
+    assert opened["ok"] and opened["events"][0]["artifact_sha256"] == sha256_of(ARTIFACT)
+    assert (await commands("vote", "alice", topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN"))["ok"]
+    last = await commands("vote", "bob", topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN")
+    assert [e["type"] for e in last["events"]] == ["VoteCast", "VotesTallied", "ArtifactRatified"]
+    assert last["position"] > opened["position"]
+
+
+async def test_a_broken_rule_answers_its_code_and_appends_nothing(commands) -> None:
+    name = topic()
+    await commands("init", "alice", topic=name, roster=["alice"], artifact=ARTIFACT)
+    reply = await commands("vote", "mallory", topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN")
+    assert reply == {"ok": False, "error": {"code": "not_rostered", "message": reply["error"]["message"], "field": "agent"}}
+    again = await commands("vote", "alice", topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN")
+    assert [e["originator_version"] for e in again["events"]] == [2, 3, 4]
+
+
+async def test_malformed_input_names_the_field(commands) -> None:
+    reply = await commands("vote", "alice", topic="x", sha256="y", decision="MAYBE")
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "decision"
+    reply = await commands("vote", "alice", topic="x", sha256="y", decision="SIGN", bogus=1)
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "bogus"
+
+
+async def test_a_vote_on_an_unknown_topic_is_not_found(commands) -> None:
+    reply = await commands("vote", "alice", topic="no-such-topic", sha256="0" * 64, decision="SIGN")
+    assert reply["error"]["code"] == "not_found"
+
+
+async def test_the_same_command_id_again_appends_nothing_and_gets_the_first_reply(commands) -> None:
+    name = topic()
+    first = await commands("init", "alice", topic=name, roster=["alice", "bob"], artifact=ARTIFACT, command_id="c-1" + name)
+    again = await commands("init", "alice", topic=name, roster=["alice", "bob"], artifact=ARTIFACT, command_id="c-1" + name)
+    assert again == first
+    vote = dict(topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN", command_id="v-1" + name)
+    assert await commands("vote", "bob", **vote) == await commands("vote", "bob", **vote)
+
+
+async def test_concurrent_votes_all_land(commands) -> None:
+    name = topic()
+    roster = [f"agent-{n}" for n in range(8)]
+    await commands("init", "agent-0", topic=name, roster=roster, artifact=ARTIFACT)
+    replies = await asyncio.gather(
+        *(commands("vote", agent, topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN") for agent in roster)
+    )
+    assert all(reply["ok"] for reply in replies)
+    tallies = [reply for reply in replies if len(reply["events"]) == 3]
+    assert len(tallies) == 1 and tallies[0]["events"][2]["type"] == "ArtifactRatified"
