@@ -1,20 +1,101 @@
-"""The ``athenaeum`` command line."""
+"""The ``athenaeum`` command line.
+
+Exit codes: 0 done, 1 rejected by a rule (with ``--json`` the error object on stdout),
+2 usage error, 3 server unreachable.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import os
+import sys
 from importlib import metadata
+from pathlib import Path
+
+import msgspec
+
+from athenaeum.services import cli_ratify
+from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.replies import Reply, encode
+from athenaeum.services.serve import ServeOptions, default_data_dir, running_url, serve
+
+DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
 
 
 def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
+    common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL)")
+    common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"), help="who acts ($ATHENAEUM_AGENT)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
     parser = argparse.ArgumentParser(
         prog="athenaeum",
         description="Athenaeum: the ledger of how a fleet of agents decides together, on NATS JetStream.",
     )
     parser.add_argument("--version", action="version", version=f"athenaeum {metadata.version('athenaeum')}")
+    subparsers = parser.add_subparsers(dest="family", metavar="COMMAND")
+
+    run = subparsers.add_parser("serve", parents=[common], help="run the ledger: NATS and all services")
+    run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
+    run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
+
+    cli_ratify.add_verbs(subparsers, common)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    return 0
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.family is None:
+        parser.print_help()
+        return USAGE
+    data_dir = args.data_dir or default_data_dir()
+    if args.family == "serve":
+        humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
+        try:
+            asyncio.run(serve(ServeOptions(data_dir=data_dir, nats_url=args.nats, port=args.port, humans=humans)))
+        except KeyboardInterrupt:
+            pass
+        return DONE
+    if not args.actor:
+        parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
+    try:
+        command = cli_ratify.command_from(args)
+    except (cli_ratify.UsageError, OSError) as error:
+        print(f"athenaeum: {error}", file=sys.stderr)
+        return USAGE
+    url = args.nats or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL", "nats://127.0.0.1:4222")
+    try:
+        with SyncClient(url, args.actor) as client:
+            reply = client.send(command)
+    except Unreachable as error:
+        print(f"athenaeum: {error}", file=sys.stderr)
+        return UNREACHABLE
+    show(reply, args.json)
+    return DONE if reply.ok else REJECTED
+
+
+def show(reply: Reply, as_json: bool) -> None:
+    if as_json:
+        print(msgspec.json.encode(summary(reply)).decode())
+    elif reply.ok:
+        events = msgspec.json.decode(reply.events)
+        print(f"done at position {reply.position}: {', '.join(e['type'] for e in events) or 'nothing to do'}")
+    elif reply.error is not None:
+        where = f" ({reply.error.field})" if reply.error.field else ""
+        print(f"rejected: {reply.error.code}{where}: {reply.error.message}")
+
+
+def summary(reply: Reply) -> dict:
+    """The reply, plus the facts of a freeze at the top level for scripts."""
+    body = msgspec.json.decode(encode(reply))
+    for event in body.get("events", []):
+        if event["type"] == "ArtifactFrozen":
+            body |= {key: event[key] for key in ("artifact_sha256", "expires_at")} | {"topic": event["originator_id"]}
+    return body
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -143,6 +143,9 @@ class NatsServer:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C meant for the program must not stop the server under it;
+            # the program stops it, on exit too.
+            start_new_session=True,
         )
         log.close()
         _running.add(self)

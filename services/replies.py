@@ -17,10 +17,13 @@ class ErrorBody(msgspec.Struct, omit_defaults=True):
     field: str | None = None
 
 
-class Reply(msgspec.Struct, omit_defaults=True):
+NO_EVENTS = msgspec.Raw(b"[]")
+
+
+class Reply(msgspec.Struct):
     ok: bool
     position: int | None = None
-    events: msgspec.Raw | None = None  # the JSON array of the events appended
+    events: msgspec.Raw = NO_EVENTS  # the JSON array of the events appended
     error: ErrorBody | None = None
 
     @classmethod
@@ -32,7 +35,15 @@ class Reply(msgspec.Struct, omit_defaults=True):
         return cls(ok=False, error=ErrorBody(code, message, field))
 
 
-NO_EVENTS = msgspec.Raw(b"[]")
+class _Accepted(msgspec.Struct):
+    ok: bool
+    position: int | None
+    events: msgspec.Raw
+
+
+class _Rejected(msgspec.Struct):
+    ok: bool
+    error: ErrorBody | None
 _encoder = msgspec.json.Encoder()
 _FIELD = re.compile(r"at `\$\.([^`\[]+)")
 _UNKNOWN = re.compile(r"unknown field `([^`]+)`")
@@ -43,7 +54,13 @@ def encode_events(events: Sequence[Event]) -> msgspec.Raw:
 
 
 def encode(reply: Reply) -> bytes:
-    return _encoder.encode(reply)
+    """Exactly the documented shape: an accepted reply has no error, a rejected one no events."""
+    if reply.ok:
+        return _encoder.encode(_Accepted(True, reply.position, reply.events))
+    return _encoder.encode(_Rejected(False, reply.error))
+
+
+decode = msgspec.json.Decoder(Reply).decode
 
 
 def malformed(error: msgspec.DecodeError) -> Reply:

@@ -1,0 +1,96 @@
+"""The Python client: send commands to Athenaeum over NATS.
+
+``AthenaeumClient`` is async; ``SyncClient`` wraps it for scripts. Both give every command a
+``command_id`` when the caller did not, so a retry of the same call is safe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import msgspec
+import nats
+import nats.errors
+from nats.aio.client import Client
+
+from athenaeum.events.commands import Command
+from athenaeum.services.command_service import ACTOR_HEADER
+from athenaeum.services.replies import Reply, decode
+from athenaeum.services.routes import ROUTES
+
+_routes = {route.command: route for route in ROUTES}
+
+
+class Unreachable(ConnectionError):
+    """No Athenaeum server or command service answers."""
+
+
+class AthenaeumClient:
+    def __init__(self, nc: Client, actor: str, timeout: float = 10.0) -> None:
+        self.nc = nc
+        self.actor = actor
+        self.timeout = timeout
+
+    @classmethod
+    async def connect(cls, url: str, actor: str, timeout: float = 10.0) -> AthenaeumClient:
+        try:
+            # One try: a command line must say "unreachable" now, not after minutes of retries.
+            nc = await asyncio.wait_for(
+                nats.connect(
+                    url,
+                    connect_timeout=timeout,
+                    allow_reconnect=False,
+                    max_reconnect_attempts=1,  # nats-py: 0 would mean retry forever
+                    reconnect_time_wait=0.1,
+                    error_cb=_quiet,
+                ),
+                timeout,
+            )
+        except (asyncio.TimeoutError, nats.errors.Error, OSError) as error:
+            raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {error!r}") from error
+        return cls(nc, actor, timeout)
+
+    async def send(self, command: Command) -> Reply:
+        """Send ``command`` as this client's actor; the reply says accepted or which rule broke."""
+        route = _routes[type(command)]
+        if command.command_id is None:
+            command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
+        try:
+            msg = await self.nc.request(
+                route.subject, msgspec.json.encode(command), timeout=self.timeout, headers={ACTOR_HEADER: self.actor}
+            )
+        except nats.errors.NoRespondersError as error:
+            raise Unreachable("no Athenaeum command service is running") from error
+        except nats.errors.TimeoutError as error:
+            raise Unreachable(f"no reply within {self.timeout}s") from error
+        return decode(msg.data)
+
+    async def close(self) -> None:
+        await self.nc.close()
+
+
+class SyncClient:
+    """The same client for synchronous code: one private event loop."""
+
+    def __init__(self, url: str, actor: str, timeout: float = 10.0) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._client = self._loop.run_until_complete(AthenaeumClient.connect(url, actor, timeout))
+
+    def send(self, command: Command) -> Reply:
+        return self._loop.run_until_complete(self._client.send(command))
+
+    def close(self) -> None:
+        self._loop.run_until_complete(self._client.close())
+        self._loop.close()
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+async def _quiet(error: Exception) -> None:
+    """Failures reach the caller as exceptions; nats-py need not print them too."""

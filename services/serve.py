@@ -1,0 +1,86 @@
+"""``athenaeum serve``: the embedded nats-server (or an existing one) and the services, in
+one process tree, until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import nats
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.command_service import start_command_service
+from athenaeum.services.nats_server import NatsServer
+
+SERVE_FILE = "serve.json"
+log = logging.getLogger(__name__)
+
+
+def default_data_dir() -> Path:
+    home = os.environ.get("ATHENAEUM_HOME")
+    return Path(home) if home else Path.home() / ".local" / "share" / "athenaeum"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    data_dir: Path
+    nats_url: str | None = None  # an existing deployment instead of the embedded server
+    port: int = 0
+    humans: frozenset[str] = frozenset()
+
+
+async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> None:
+    """Run until SIGINT/SIGTERM; print the ready line and write serve.json once ready."""
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    async with AsyncExitStack() as stack:
+        url = options.nats_url
+        if url is None:
+            server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
+            await asyncio.to_thread(server.start)
+            stack.callback(server.stop)
+            url = server.url
+        app = AthenaeumApplication(
+            env={
+                "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
+                "ATHENAEUM_NATS_URL": url,
+                "AGGREGATE_CACHE_MAXSIZE": "10000",
+                "IS_SNAPSHOTTING_ENABLED": "y",
+            }
+        )
+        stack.callback(app.close)
+        workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-command"))
+        nc = await nats.connect(url, max_reconnect_attempts=-1, error_cb=_log_connection_error)
+        stack.push_async_callback(nc.close)
+        service = await start_command_service(nc, CommandHandler(app, humans=options.humans), workers)
+        stack.push_async_callback(service.stop)
+        serve_file = options.data_dir / SERVE_FILE
+        serve_file.write_text(json.dumps({"nats": url, "pid": os.getpid()}) + "\n")
+        stack.callback(serve_file.unlink, missing_ok=True)
+        print(f"athenaeum ready nats={url}", flush=True)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+
+
+def running_url(data_dir: Path) -> str | None:
+    """The NATS URL of the ``athenaeum serve`` running on ``data_dir``, if any."""
+    try:
+        return json.loads((data_dir / SERVE_FILE).read_text())["nats"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+async def _log_connection_error(error: Exception) -> None:
+    log.debug("NATS connection: %r", error)

@@ -1,0 +1,98 @@
+"""``athenaeum serve`` and the ratify verbs, driven as a user drives them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ATHENAEUM = [sys.executable, "-m", "athenaeum.services.cli"]
+TEXT = "# ADR 3\nUse the ledger.\n"
+SHA = hashlib.sha256(TEXT.encode()).hexdigest()
+
+
+class Served:
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
+        env.pop("ATHENAEUM_NATS_URL", None)
+        self.process = subprocess.Popen(
+            [*ATHENAEUM, "serve", "--data-dir", str(data_dir)], stdout=subprocess.PIPE, text=True, env=env
+        )
+        self.ready_line = self.process.stdout.readline()  # blocks until ready, or EOF if it died
+
+    def run(self, *args: str, actor: str = "alice") -> subprocess.CompletedProcess[str]:
+        env = os.environ.copy()
+        env.pop("ATHENAEUM_NATS_URL", None)
+        return subprocess.run(
+            [*ATHENAEUM, *args, "--data-dir", str(self.data_dir), "--as", actor],
+            capture_output=True, text=True, timeout=60, env=env,
+        )
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    served = Served(tmp_path / "home")
+    yield served
+    if served.process.poll() is None:
+        served.stop()
+
+
+def test_serve_announces_itself_and_records_where_it_listens(served: Served) -> None:
+    assert served.ready_line.startswith("athenaeum ready nats=nats://127.0.0.1:")
+    recorded = json.loads((served.data_dir / "serve.json").read_text())
+    assert served.ready_line.strip().endswith(recorded["nats"])
+
+
+def test_a_ratification_through_the_cli(served: Served) -> None:
+    opened = served.run("ratify", "init", "adr-3", "--roster", "alice,bob", "--text", TEXT, "--json")
+    assert opened.returncode == 0, opened.stderr
+    assert json.loads(opened.stdout)["artifact_sha256"] == SHA
+    assert served.run("ratify", "vote", "adr-3", "--sha256", SHA, "--sign").returncode == 0
+    last = served.run("ratify", "vote", "adr-3", "--sha256", SHA, "--sign", "--json", actor="bob")
+    assert [e["type"] for e in json.loads(last.stdout)["events"]][-1] == "ArtifactRatified"
+
+
+def test_rejections_exit_one_with_the_error_object(served: Served) -> None:
+    served.run("ratify", "init", "adr-4", "--roster", "alice", "--text", TEXT)
+    refused = served.run("ratify", "vote", "adr-4", "--sha256", "0" * 64, "--sign", "--json")
+    assert refused.returncode == 1
+    assert json.loads(refused.stdout)["error"]["code"] == "sha_mismatch"
+    plain = served.run("ratify", "decide", "adr-4", "--decision", "reject", actor="bob")
+    assert plain.returncode == 1 and plain.stdout.startswith("rejected: not_human")
+
+
+def test_bad_arguments_exit_two_and_send_nothing(served: Served) -> None:
+    bad = served.run("ratify", "vote", "adr-5", "--sha256", SHA, "--dissent", "--atom", "no separators")
+    assert bad.returncode == 2 and "SECTION::ANCHOR::OBJECTION" in bad.stderr
+
+
+def test_an_unreachable_server_exits_three(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*ATHENAEUM, "ratify", "cancel", "x", "--nats", "nats://127.0.0.1:1", "--as", "a", "--data-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 3 and "cannot reach" in done.stderr
+
+
+def test_a_restart_on_the_same_data_dir_keeps_all_history(served: Served) -> None:
+    served.run("ratify", "init", "adr-6", "--roster", "alice,bob", "--text", TEXT)
+    assert served.stop() == 0 and not (served.data_dir / "serve.json").exists()
+    again = Served(served.data_dir)
+    try:
+        assert again.run("ratify", "vote", "adr-6", "--sha256", SHA, "--sign").returncode == 0
+        repeat = again.run("ratify", "init", "adr-6", "--roster", "alice", "--text", TEXT, "--json")
+        assert json.loads(repeat.stdout)["error"]["code"] == "already_exists"
+    finally:
+        again.stop()
