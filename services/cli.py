@@ -40,8 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     run = subparsers.add_parser("serve", parents=[common], help="run the ledger: NATS and all services")
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
+    run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
 
     cli_ratify.add_verbs(subparsers, common)
+    check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
+    check.add_argument("--after", type=int, help="wait until the views reach this position")
     return parser
 
 
@@ -55,26 +58,59 @@ def main(argv: list[str] | None = None) -> int:
     if args.family == "serve":
         humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
         try:
-            asyncio.run(serve(ServeOptions(data_dir=data_dir, nats_url=args.nats, port=args.port, humans=humans)))
+            options = ServeOptions(
+                data_dir=data_dir, nats_url=args.nats, port=args.port, humans=humans, read_models=args.read_models
+            )
+            asyncio.run(serve(options))
         except KeyboardInterrupt:
             pass
         return DONE
     if not args.actor:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
+    query = _query(args)
     try:
-        command = cli_ratify.command_from(args)
+        command = None if query else cli_ratify.command_from(args)
     except (cli_ratify.UsageError, OSError) as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
     url = args.nats or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL", "nats://127.0.0.1:4222")
     try:
         with SyncClient(url, args.actor) as client:
+            if query is not None:
+                answer = client.query(query[0], **query[1])
+                show_answer(answer, args.json)
+                return DONE if answer["ok"] else REJECTED
             reply = client.send(command)
     except Unreachable as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return UNREACHABLE
     show(reply, args.json)
     return DONE if reply.ok else REJECTED
+
+
+def _query(args: argparse.Namespace) -> tuple[str, dict] | None:
+    """The read-model query a verb asks, if it is a query."""
+    after = {"after": args.after} if getattr(args, "after", None) is not None else {}
+    if args.family == "check":
+        return "check", {"agent": args.actor} | after
+    if args.family == "ratify" and args.verb == "show":
+        return "ratification.show", {"topic": args.topic} | after
+    return None
+
+
+def show_answer(answer: dict, as_json: bool) -> None:
+    if as_json:
+        print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
+    elif not answer["ok"]:
+        print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
+    elif "items" in answer["result"]:
+        items = answer["result"]["items"]
+        print(f"{len(items)} waiting on {answer['result']['agent']}")
+        for item in items:
+            print(f"  {item['kind']:<14} {item['id']:<24} {item['action']:<8} {item.get('deadline') or ''}")
+    else:
+        for key, value in answer["result"].items():
+            print(f"{key:>16}: {value}")
 
 
 def show(reply: Reply, as_json: bool) -> None:

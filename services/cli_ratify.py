@@ -65,6 +65,10 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     cancel = verbs.add_parser("cancel", parents=[common], help="(initiator or human) cancel while open")
     cancel.add_argument("topic")
 
+    show = verbs.add_parser("show", parents=[common], help="where a ratification stands (votes stay blind)")
+    show.add_argument("topic")
+    show.add_argument("--after", type=int, help="wait until the views reach this position")
+
 
 def command_from(args: argparse.Namespace) -> Command:
     match args.verb:

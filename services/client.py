@@ -17,6 +17,7 @@ from nats.aio.client import Client
 
 from athenaeum.events.commands import Command
 from athenaeum.services.command_service import ACTOR_HEADER
+from athenaeum.services.query_service import QUERY_PREFIX
 from athenaeum.services.replies import Reply, decode
 from athenaeum.services.routes import ROUTES
 
@@ -67,6 +68,18 @@ class AthenaeumClient:
             raise Unreachable(f"no reply within {self.timeout}s") from error
         return decode(msg.data)
 
+    async def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        """Ask a read model (``ratification.show``, ``check``); ``after=position`` waits for
+        the views to reach that position first."""
+        subject = f"{QUERY_PREFIX}.{name}"
+        try:
+            msg = await self.nc.request(subject, msgspec.json.encode(fields), timeout=self.timeout)
+        except nats.errors.NoRespondersError as error:
+            raise Unreachable("no Athenaeum query service is running") from error
+        except nats.errors.TimeoutError as error:
+            raise Unreachable(f"no answer within {self.timeout}s") from error
+        return msgspec.json.decode(msg.data)
+
     async def close(self) -> None:
         await self.nc.close()
 
@@ -80,6 +93,9 @@ class SyncClient:
 
     def send(self, command: Command) -> Reply:
         return self._loop.run_until_complete(self._client.send(command))
+
+    def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        return self._loop.run_until_complete(self._client.query(name, **fields))
 
     def close(self) -> None:
         self._loop.run_until_complete(self._client.close())

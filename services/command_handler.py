@@ -58,7 +58,7 @@ class CommandHandler:
             except RuleViolation as violation:
                 return Reply.rejected(violation.code, violation.message, violation.field)
             if not events:
-                return Reply.accepted(state.version if state else None, NO_EVENTS)
+                return Reply.accepted(None, NO_EVENTS)  # nothing appended, nothing to wait for
             payload = encode_events(events)
             try:
                 recordings = self.app.save(*events, command=CommandRecord(command_id, bytes(payload)))

@@ -19,6 +19,9 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.nats_server import NatsServer
+from athenaeum.services.projection import ProjectionRunner
+from athenaeum.services.query_service import add_query_endpoints
+from athenaeum.services.read_models import ReadModelStore
 
 SERVE_FILE = "serve.json"
 log = logging.getLogger(__name__)
@@ -35,6 +38,7 @@ class ServeOptions:
     nats_url: str | None = None  # an existing deployment instead of the embedded server
     port: int = 0
     humans: frozenset[str] = frozenset()
+    read_models: str | None = None  # default: SQLite under the data dir
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> None:
@@ -63,8 +67,13 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> No
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-command"))
         nc = await nats.connect(url, max_reconnect_attempts=-1, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
+        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
+        stack.callback(store.close)
+        runner = ProjectionRunner(app, store).start()
+        stack.callback(runner.stop)
         service = await start_command_service(nc, CommandHandler(app, humans=options.humans), workers)
         stack.push_async_callback(service.stop)
+        await add_query_endpoints(service, runner, workers, options.humans)
         serve_file = options.data_dir / SERVE_FILE
         serve_file.write_text(json.dumps({"nats": url, "pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)

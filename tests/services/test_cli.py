@@ -96,3 +96,17 @@ def test_a_restart_on_the_same_data_dir_keeps_all_history(served: Served) -> Non
         assert json.loads(repeat.stdout)["error"]["code"] == "already_exists"
     finally:
         again.stop()
+
+
+def test_a_client_reads_its_own_writes_and_sees_what_waits_on_it(served: Served) -> None:
+    opened = json.loads(served.run("ratify", "init", "adr-7", "--roster", "alice,bob", "--text", TEXT, "--json").stdout)
+    after = str(opened["position"])
+    waiting = json.loads(served.run("check", "--after", after, "--json", actor="bob").stdout)
+    assert waiting == {"agent": "bob", "items": [
+        {"kind": "ratification", "id": "adr-7", "action": "vote", "deadline": opened["expires_at"]}
+    ]}
+    voted = json.loads(served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", "--json", actor="bob").stdout)
+    shown = json.loads(served.run("ratify", "show", "adr-7", "--after", str(voted["position"]), "--json").stdout)
+    assert shown["status"] == "open" and shown["voted"] == ["bob"] and "SIGN" not in json.dumps(shown)
+    missing = served.run("ratify", "show", "adr-404", "--json")
+    assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"

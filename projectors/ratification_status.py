@@ -1,0 +1,100 @@
+"""Where does ratification T stand: the ``ratifications`` view, one document per topic.
+
+Blind voting: while a ratification is open the document names who has voted, never how.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from athenaeum.events import Event
+from athenaeum.events.ratification import (
+    ArtifactDecomposed,
+    ArtifactFrozen,
+    ArtifactRatified,
+    AtomSplit,
+    HumanDecisionRecorded,
+    RatificationCanceled,
+    RatificationRejected,
+    VoteCast,
+    VotesTallied,
+)
+from athenaeum.projectors.views import Change, Document, Lookup
+
+VIEW = "ratifications"
+_to_builtins = msgspec.to_builtins
+
+
+def project(event: Event, lookup: Lookup) -> list[Change]:
+    current = lookup(VIEW, event.originator_id)
+    document = _apply(event, current or {})
+    return [] if document is None else [Change(VIEW, event.originator_id, document)]
+
+
+@singledispatch
+def _apply(event: Event, current: Document) -> Document | None:
+    return None
+
+
+@_apply.register
+def _(event: ArtifactFrozen, current: Document) -> Document:
+    return {
+        "topic": event.originator_id,
+        "status": "open",
+        "mode": event.mode.value,
+        "initiator": event.initiator,
+        "roster": list(event.roster),
+        "artifact_sha256": event.artifact_sha256,
+        "expires_at": _to_builtins(event.expires_at),
+        "supersedes": event.supersedes,
+        "voted": [],
+    }
+
+
+@_apply.register
+def _(event: VoteCast, current: Document) -> Document:
+    return current | {"voted": sorted({*current["voted"], event.agent})}
+
+
+@_apply.register
+def _(event: VotesTallied, current: Document) -> Document:
+    tally = {
+        "signs": list(event.signs),
+        "dissents": list(event.dissents),
+        "abstentions": list(event.abstentions),
+        "merge_writer": event.merge_writer,
+    }
+    return current | {"tally": tally}
+
+
+@_apply.register
+def _(event: ArtifactDecomposed, current: Document) -> Document:
+    return current | {"status": "pending-human", "atoms": list(_to_builtins(event.atoms))}
+
+
+@_apply.register
+def _(event: HumanDecisionRecorded, current: Document) -> Document:
+    return current | {"decision": event.decision.value, "decided_by": event.decided_by}
+
+
+@_apply.register
+def _(event: AtomSplit, current: Document) -> Document:
+    atoms = [atom for atom in current.get("atoms", []) if atom["id"] != event.atom]
+    return current | {"atoms": atoms + list(_to_builtins(event.into))}
+
+
+@_apply.register
+def _(event: ArtifactRatified, current: Document) -> Document:
+    return current | {"status": "ratified", "path": event.path}
+
+
+@_apply.register
+def _(event: RatificationRejected, current: Document) -> Document:
+    return current | {"status": "rejected", "reason": event.reason}
+
+
+@_apply.register
+def _(event: RatificationCanceled, current: Document) -> Document:
+    return current | {"status": "canceled", "canceled_by": event.by}

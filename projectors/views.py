@@ -1,0 +1,31 @@
+"""What projectors produce: documents of a view, by key, replaced whole or removed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+Document = dict[str, Any]
+Lookup = Callable[[str, str], Document | None]  # (view, key) -> the current document
+
+
+class Change(NamedTuple):
+    view: str
+    key: str
+    document: Document | None  # None removes the document
+
+
+Projector = Callable[[Any, Lookup], list[Change]]
+
+
+def project_all(projectors: tuple[Projector, ...], event: Any, lookup: Lookup) -> list[Change]:
+    """Every projector's changes for ``event``; later projectors see earlier ones' changes."""
+    pending: dict[tuple[str, str], Document | None] = {}
+
+    def overlaid(view: str, key: str) -> Document | None:
+        return pending[(view, key)] if (view, key) in pending else lookup(view, key)
+
+    for projector in projectors:
+        for change in projector(event, overlaid):
+            pending[(change.view, change.key)] = change.document
+    return [Change(view, key, document) for (view, key), document in pending.items()]

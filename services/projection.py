@@ -1,0 +1,66 @@
+"""The projector service: follows the ledger into the read models, one event at a time,
+recording each view change with its position in one transaction."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.projectors import pending_work, ratification_status
+from athenaeum.projectors.views import Change, project_all
+from athenaeum.services.read_models import ReadModelStore
+
+PROJECTORS = (ratification_status.project, pending_work.project)
+PROJECTION = "views"
+log = logging.getLogger(__name__)
+
+
+class ProjectionRunner:
+    def __init__(
+        self,
+        app: AthenaeumApplication,
+        store: ReadModelStore,
+        on_change: Callable[[Sequence[Change]], None] = lambda changes: None,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.on_change = on_change
+        self.position = store.position(PROJECTION) or 0
+        self._advanced = threading.Condition()
+        self._subscription = app.recorder.subscribe(gt=self.position)
+        self._thread = threading.Thread(target=self._run, name="athenaeum-projector", daemon=True)
+        self.error: BaseException | None = None
+
+    def start(self) -> ProjectionRunner:
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            with self._subscription:
+                for notification in self._subscription:
+                    event = self.app.mapper.to_domain_event(notification)
+                    changes = project_all(PROJECTORS, event, self.store.get)
+                    self.store.apply(PROJECTION, notification.id, changes)
+                    with self._advanced:
+                        self.position = notification.id
+                        self._advanced.notify_all()
+                    self.on_change(changes)
+        except BaseException as error:
+            log.exception("the projector stopped")
+            self.error = error
+            with self._advanced:
+                self._advanced.notify_all()
+
+    def wait_for(self, position: int, timeout: float) -> bool:
+        """Whether the views reached ``position`` within ``timeout`` seconds."""
+        with self._advanced:
+            return self._advanced.wait_for(lambda: self.position >= position or self.error is not None, timeout) and (
+                self.position >= position
+            )
+
+    def stop(self) -> None:
+        self._subscription.stop()
+        self._thread.join(timeout=10)

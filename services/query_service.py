@@ -1,0 +1,96 @@
+"""Queries over NATS, answered from the read models: ``athenaeum.query.<name>``.
+
+A query may carry ``after``: the position of the caller's own write, waited for (bounded)
+so a client reads what it just wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+import msgspec
+from nats.aio.client import Client
+from nats.micro.request import Request
+from nats.micro.service import Service
+
+from athenaeum.projectors import pending_work, ratification_status
+from athenaeum.services.projection import ProjectionRunner
+from athenaeum.services.replies import malformed
+
+QUERY_PREFIX = "athenaeum.query"
+READ_YOUR_WRITES_TIMEOUT = 5.0
+
+
+class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    after: int | None = None
+
+
+class ShowRatification(Query, frozen=True):
+    topic: str
+
+
+class Check(Query, frozen=True):
+    agent: str
+
+
+class Answer(msgspec.Struct, omit_defaults=True):
+    ok: bool
+    position: int | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
+
+
+def show_ratification(runner: ProjectionRunner, query: ShowRatification, humans: frozenset[str]) -> Answer:
+    document = runner.store.get(ratification_status.VIEW, query.topic)
+    if document is None:
+        return Answer(ok=False, error={"code": "not_found", "message": f"no ratification {query.topic!r}", "field": "topic"})
+    return Answer(ok=True, position=runner.position, result=document)
+
+
+def check(runner: ProjectionRunner, query: Check, humans: frozenset[str]) -> Answer:
+    items = (runner.store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
+    if query.agent in humans:
+        items += (runner.store.get(pending_work.VIEW, pending_work.HUMANS) or {}).get("items", [])
+    return Answer(ok=True, position=runner.position, result={"agent": query.agent, "items": items})
+
+
+QUERIES: dict[str, tuple[type[Query], Callable[[ProjectionRunner, Any, frozenset[str]], Answer]]] = {
+    "ratification.show": (ShowRatification, show_ratification),
+    "check": (Check, check),
+}
+
+
+async def add_query_endpoints(service: Service, runner: ProjectionRunner, workers: Executor, humans: frozenset[str]) -> None:
+    for name, (query_type, answer) in QUERIES.items():
+        await service.add_endpoint(
+            name=f"query-{name.replace('.', '-')}",
+            subject=f"{QUERY_PREFIX}.{name}",
+            handler=_endpoint(query_type, answer, runner, workers, humans),
+        )
+
+
+def _endpoint(query_type, answer, runner, workers, humans):  # type: ignore[no-untyped-def]
+    decoder = msgspec.json.Decoder(query_type)
+
+    def answered(query: Any) -> Answer:
+        if query.after is not None and not runner.wait_for(query.after, READ_YOUR_WRITES_TIMEOUT):
+            return Answer(
+                ok=False,
+                error={"code": "unavailable", "message": f"the views did not reach position {query.after} in time"},
+            )
+        return answer(runner, query, humans)
+
+    async def endpoint(request: Request) -> None:
+        try:
+            query = decoder.decode(request.data)
+        except msgspec.DecodeError as error:
+            rejected = malformed(error)
+            reply = Answer(ok=False, error=msgspec.to_builtins(rejected.error))
+        else:
+            reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
+        await request.respond(msgspec.json.encode(reply))
+
+    return endpoint

@@ -1,0 +1,123 @@
+"""The read-model store: view documents and the position they reflect, changed together in
+one transaction so each event applies exactly once. SQLite by default; PostgreSQL when the
+URL says ``postgresql://``."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from athenaeum.projectors.views import Change, Document
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS athenaeum_views (view TEXT NOT NULL, key TEXT NOT NULL, "
+    "document TEXT NOT NULL, PRIMARY KEY (view, key))",
+    "CREATE TABLE IF NOT EXISTS athenaeum_positions (projection TEXT PRIMARY KEY, position BIGINT NOT NULL)",
+)
+
+
+class _SQLite:
+    marker = "?"
+
+    def __init__(self, url: str) -> None:
+        path = Path(url.removeprefix("sqlite:///"))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self.connection.execute("PRAGMA journal_mode=WAL")
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        cursor = self.connection.cursor()
+        cursor.execute("BEGIN IMMEDIATE")
+        try:
+            yield cursor
+        except BaseException:
+            cursor.execute("ROLLBACK")
+            raise
+        cursor.execute("COMMIT")
+
+
+class _PostgreSQL:
+    marker = "%s"
+
+    def __init__(self, url: str, schema: str | None) -> None:
+        import psycopg
+
+        self.connection = psycopg.connect(url, autocommit=True)
+        if schema:  # tests keep to a schema of their own
+            self.connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+            self.connection.execute(f'SET search_path TO "{schema}"')
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self.connection.transaction(), self.connection.cursor() as cursor:
+            yield cursor
+
+
+class ReadModelStore:
+    """Documents by (view, key) and, per projection, the last stream position applied."""
+
+    def __init__(self, url: str, schema: str | None = None) -> None:
+        self.url = url
+        self._lock = threading.Lock()
+        postgres = url.startswith(("postgresql://", "postgres://"))
+        self._database = _PostgreSQL(url, schema) if postgres else _SQLite(url)
+        with self._transaction() as cursor:
+            for statement in _SCHEMA:
+                cursor.execute(statement)
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        with self._lock, self._database.transaction() as cursor:
+            yield cursor
+
+    def _sql(self, statement: str) -> str:
+        return statement.replace("?", self._database.marker)
+
+    def get(self, view: str, key: str) -> Document | None:
+        with self._transaction() as cursor:
+            cursor.execute(self._sql("SELECT document FROM athenaeum_views WHERE view = ? AND key = ?"), (view, key))
+            row = cursor.fetchone()
+        return None if row is None else msgspec.json.decode(row[0])
+
+    def position(self, projection: str) -> int | None:
+        with self._transaction() as cursor:
+            cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))
+            row = cursor.fetchone()
+        return None if row is None else int(row[0])
+
+    def apply(self, projection: str, position: int, changes: Sequence[Change]) -> None:
+        """Record ``changes`` and ``position`` atomically; a position not past the recorded
+        one is refused, so an event never applies twice."""
+        with self._transaction() as cursor:
+            cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))
+            row = cursor.fetchone()
+            if row is not None and int(row[0]) >= position:
+                raise ValueError(f"{projection} already applied position {row[0]}, not after it: {position}")
+            for change in changes:
+                if change.document is None:
+                    cursor.execute(self._sql("DELETE FROM athenaeum_views WHERE view = ? AND key = ?"), (change.view, change.key))
+                else:
+                    cursor.execute(
+                        self._sql(
+                            "INSERT INTO athenaeum_views (view, key, document) VALUES (?, ?, ?) "
+                            "ON CONFLICT (view, key) DO UPDATE SET document = excluded.document"
+                        ),
+                        (change.view, change.key, msgspec.json.encode(change.document).decode()),
+                    )
+            cursor.execute(
+                self._sql(
+                    "INSERT INTO athenaeum_positions (projection, position) VALUES (?, ?) "
+                    "ON CONFLICT (projection) DO UPDATE SET position = excluded.position"
+                ),
+                (projection, position),
+            )
+
+    def close(self) -> None:
+        self._database.connection.close()

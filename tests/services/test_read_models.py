@@ -1,0 +1,49 @@
+"""The read-model store contract, run unchanged against SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from athenaeum.projectors.views import Change
+from athenaeum.services.read_models import ReadModelStore
+
+POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadModelStore]:
+    if request.param == "sqlite":
+        store = ReadModelStore(str(tmp_path / "views.sqlite"))
+        yield store
+        store.close()
+        return
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    store = ReadModelStore(POSTGRES, schema=schema)
+    yield store
+    store._database.connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
+    store.close()
+
+
+def test_changes_and_their_position_are_recorded_together(store: ReadModelStore) -> None:
+    assert store.position("views") is None
+    store.apply("views", 3, [Change("v", "a", {"n": 1}), Change("v", "b", {"n": 2})])
+    assert store.get("v", "a") == {"n": 1} and store.position("views") == 3
+    store.apply("views", 5, [Change("v", "a", {"n": 9}), Change("v", "b", None)])
+    assert store.get("v", "a") == {"n": 9} and store.get("v", "b") is None
+
+
+def test_an_event_never_applies_twice(store: ReadModelStore) -> None:
+    store.apply("views", 7, [Change("v", "a", {"n": 1})])
+    with pytest.raises(ValueError, match="already applied"):
+        store.apply("views", 7, [Change("v", "a", {"n": 2})])
+    assert store.get("v", "a") == {"n": 1} and store.position("views") == 7
+
+
+def test_a_failed_apply_writes_nothing(store: ReadModelStore) -> None:
+    with pytest.raises(TypeError):
+        store.apply("views", 1, [Change("v", "a", {"n": 1}), Change("v", "b", {"bad": object()})])
+    assert store.get("v", "a") is None and store.position("views") is None
