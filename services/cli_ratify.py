@@ -17,8 +17,8 @@ from athenaeum.events.ratification_commands import (
     SplitAtom,
 )
 
-_DURATION = re.compile(r"^(\d+)([mhd])$")
-_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+_DURATION = re.compile(r"^(\d+)([smhd])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 
 class UsageError(ValueError):

@@ -86,6 +86,11 @@ class ReadModelStore:
             row = cursor.fetchone()
         return None if row is None else msgspec.json.decode(row[0])
 
+    def documents(self, view: str) -> list[Document]:
+        with self._transaction() as cursor:
+            cursor.execute(self._sql("SELECT document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
+            return [msgspec.json.decode(row[0]) for row in cursor.fetchall()]
+
     def position(self, projection: str) -> int | None:
         with self._transaction() as cursor:
             cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))

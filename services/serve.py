@@ -22,6 +22,7 @@ from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.query_service import add_query_endpoints
 from athenaeum.services.read_models import ReadModelStore
+from athenaeum.services.timers import TimerService
 
 SERVE_FILE = "serve.json"
 log = logging.getLogger(__name__)
@@ -71,9 +72,12 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> No
         stack.callback(store.close)
         runner = ProjectionRunner(app, store).start()
         stack.callback(runner.stop)
-        service = await start_command_service(nc, CommandHandler(app, humans=options.humans), workers)
+        handler = CommandHandler(app, humans=options.humans)
+        service = await start_command_service(nc, handler, workers)
         stack.push_async_callback(service.stop)
         await add_query_endpoints(service, runner, workers, options.humans)
+        timers = await TimerService(nc, handler, store, workers).start()
+        stack.push_async_callback(timers.stop)
         serve_file = options.data_dir / SERVE_FILE
         serve_file.write_text(json.dumps({"nats": url, "pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,3 +111,35 @@ def test_a_client_reads_its_own_writes_and_sees_what_waits_on_it(served: Served)
     assert shown["status"] == "open" and shown["voted"] == ["bob"] and "SIGN" not in json.dumps(shown)
     missing = served.run("ratify", "show", "adr-404", "--json")
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"
+
+
+def test_a_ratification_expires_by_a_real_schedule_with_abstentions(served: Served) -> None:
+    served.run("ratify", "init", "adr-8", "--roster", "alice,bob", "--text", TEXT, "--expires-in", "2s")
+    served.run("ratify", "vote", "adr-8", "--sha256", SHA, "--sign")
+    deadline = time.monotonic() + 20
+    while True:
+        shown = json.loads(served.run("ratify", "show", "adr-8", "--json").stdout)
+        if shown["status"] != "open" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)  # poll interval of a bounded wait for the timer to fire
+    assert shown["status"] == "pending-human"
+    assert shown["tally"]["abstentions"] == ["bob"] and shown["tally"]["signs"] == ["alice"]
+
+
+def test_a_deadline_that_passed_while_serve_was_down_is_kept_after_restart(served: Served) -> None:
+    served.run("ratify", "init", "adr-9", "--roster", "alice,bob", "--text", TEXT, "--expires-in", "2s")
+    opened_at = time.monotonic()
+    served.stop()
+    while time.monotonic() - opened_at < 3:
+        time.sleep(0.1)  # let the deadline pass while nothing runs
+    again = Served(served.data_dir)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            shown = json.loads(again.run("ratify", "show", "adr-9", "--json").stdout)
+            if shown["status"] != "open" or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)  # poll interval of a bounded wait for the overdue timer
+        assert shown["status"] == "pending-human" and shown["tally"]["abstentions"] == ["alice", "bob"]
+    finally:
+        again.stop()

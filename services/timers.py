@@ -1,0 +1,129 @@
+"""The timer service: deadlines as JetStream message schedules, turned into expiry commands.
+
+Schedules live in their own stream (``<stream>_TIMERS``): a schedule on
+``<T>.schedule.ratification.<topic>`` fires once, at its time, into
+``<T>.fire.ratification.<topic>``, even if the server was down when it came due. The service
+schedules each ratification's expiry when it sees the freeze, consumes fired timers with a
+durable consumer, and sends the idempotent expiry command. At start it also sweeps for
+anything already overdue, so a lost timer can never leave a vote open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from concurrent.futures import Executor
+from datetime import datetime, timedelta, timezone
+
+import msgspec
+from nats.aio.client import Client
+from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from nats.js.errors import NotFoundError
+
+from athenaeum.events.ratification import ArtifactFrozen
+from athenaeum.events.ratification_commands import ExpireRatification
+from athenaeum.projectors import ratification_status
+from athenaeum.services import ratification_routes
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.jetstream.subjects import escape, unescape
+from athenaeum.services.read_models import ReadModelStore
+
+TIMER_ACTOR = "athenaeum-timer"
+PROJECTION = "timers"
+log = logging.getLogger(__name__)
+
+
+class TimerService:
+    def __init__(
+        self, nc: Client, handler: CommandHandler, store: ReadModelStore, workers: Executor, stream: str = "ATHENAEUM"
+    ) -> None:
+        self.nc = nc
+        self.js = nc.jetstream()
+        self.handler = handler
+        self.store = store
+        self.workers = workers
+        self.stream = f"{stream}_TIMERS"
+        self._stop = threading.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> TimerService:
+        await self.js.add_stream(
+            StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True)
+        )
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.workers, self.sweep)
+        self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop))]
+        return self
+
+    async def stop(self) -> None:
+        self._stop.set()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def sweep(self) -> None:
+        """Expire every open ratification whose window has passed."""
+        now = self.handler.clock()
+        for document in self.store.documents(ratification_status.VIEW):
+            if document["status"] == "open" and msgspec.convert(document["expires_at"], datetime) <= now:
+                self.expire(document["topic"])
+
+    def expire(self, topic: str) -> None:
+        reply = ratification_routes.expire(
+            self.handler, ExpireRatification(topic=topic, command_id=f"expire:{topic}"), TIMER_ACTOR
+        )
+        if not reply.ok:
+            log.warning("expiring %s: %s", topic, reply.error)
+
+    async def schedule(self, topic: str, at: datetime) -> None:
+        token = escape(topic)
+        # Schedules have whole seconds: round up, since an expiry that fires early does nothing.
+        due = at.astimezone(timezone.utc)
+        if due.microsecond:
+            due = due.replace(microsecond=0) + timedelta(seconds=1)
+        when = due.strftime("%Y-%m-%dT%H:%M:%SZ")
+        await self.js.publish(
+            f"{self.stream}.schedule.ratification.{token}",
+            b"",
+            headers={"Nats-Schedule": f"@at {when}", "Nats-Schedule-Target": f"{self.stream}.fire.ratification.{token}"},
+        )
+
+    async def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Follow the ledger and schedule the expiry of every frozen artifact."""
+        recorder = self.handler.app.recorder
+        mapper = self.handler.app.mapper
+        subscription = recorder.subscribe(gt=self.store.position(PROJECTION))
+
+        def follow() -> None:
+            with subscription:
+                for notification in subscription:
+                    event = mapper.to_domain_event(notification)
+                    if isinstance(event, ArtifactFrozen):
+                        asyncio.run_coroutine_threadsafe(self.schedule(event.originator_id, event.expires_at), loop).result()
+                    self.store.apply(PROJECTION, notification.id, [])
+                    if self._stop.is_set():
+                        return
+
+        try:
+            await loop.run_in_executor(self.workers, follow)
+        finally:
+            subscription.stop()
+
+    async def _fire(self) -> None:
+        consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)
+        pull = await self.js.pull_subscribe(f"{self.stream}.fire.>", durable="athenaeum-timer", config=consumer)
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                fired = await pull.fetch(batch=10, timeout=1)
+            except (asyncio.TimeoutError, NotFoundError):
+                continue
+            except Exception as error:  # noqa: BLE001  a reconnect; the durable consumer keeps our place
+                log.debug("timer fetch: %r", error)
+                await asyncio.sleep(0.5)
+                continue
+            for message in fired:
+                topic = unescape(message.subject.rsplit(".", 1)[1])
+                await loop.run_in_executor(self.workers, self.expire, topic)
+                await message.ack()
