@@ -18,7 +18,7 @@ import msgspec
 from athenaeum.services import cli_ratify
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.replies import Reply, encode
-from athenaeum.services.serve import ServeOptions, default_data_dir, running_url, serve
+from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
 
@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
+    run.add_argument("--services", default="commands,timer,projector", help="which services run here (default: all)")
 
     cli_ratify.add_verbs(subparsers, common)
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
@@ -58,8 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.family == "serve":
         humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
         try:
+            services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
+            if not services or services - SERVICES:
+                parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
             options = ServeOptions(
-                data_dir=data_dir, nats_url=args.nats, port=args.port, humans=humans, read_models=args.read_models
+                data_dir=data_dir,
+                nats_url=args.nats,
+                port=args.port,
+                humans=humans,
+                read_models=args.read_models,
+                services=services,
             )
             asyncio.run(serve(options))
         except KeyboardInterrupt:

@@ -21,7 +21,11 @@ ACTOR_HEADER = "Athenaeum-Actor"
 QUEUE_GROUP = "athenaeum"
 
 
-async def start_command_service(nc: Client, handler: CommandHandler, workers: Executor) -> Service:
+async def start_command_service(
+    nc: Client, handler: CommandHandler, workers: Executor, commands: bool = True
+) -> Service:
+    """The ``athenaeum`` service; with ``commands=False`` it carries only what is added later
+    (queries), for a process that runs no command handlers."""
     service = await micro.add_service(
         nc,
         name="athenaeum",
@@ -29,7 +33,7 @@ async def start_command_service(nc: Client, handler: CommandHandler, workers: Ex
         description="Athenaeum commands",
         queue_group=QUEUE_GROUP,
     )
-    for route in ROUTES:
+    for route in ROUTES if commands else ():
         await service.add_endpoint(
             name=f"{route.family}-{route.verb}",
             subject=route.subject,

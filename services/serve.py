@@ -23,8 +23,10 @@ from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.query_service import add_query_endpoints
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.timers import TimerService
+from athenaeum.services.view_bucket import ViewBucket
 
 SERVE_FILE = "serve.json"
+SERVICES = frozenset({"commands", "timer", "projector"})
 log = logging.getLogger(__name__)
 
 
@@ -40,6 +42,8 @@ class ServeOptions:
     port: int = 0
     humans: frozenset[str] = frozenset()
     read_models: str | None = None  # default: SQLite under the data dir
+    # Which services this process runs; a deployment scales each separately on one cluster.
+    services: frozenset[str] = SERVICES
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> None:
@@ -65,19 +69,23 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> No
             }
         )
         stack.callback(app.close)
-        workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-command"))
+        workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
         nc = await nats.connect(url, max_reconnect_attempts=-1, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
-        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
-        stack.callback(store.close)
-        runner = ProjectionRunner(app, store).start()
-        stack.callback(runner.stop)
         handler = CommandHandler(app, humans=options.humans)
-        service = await start_command_service(nc, handler, workers)
+        service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
         stack.push_async_callback(service.stop)
-        await add_query_endpoints(service, runner, workers, options.humans)
-        timers = await TimerService(nc, handler, store, workers).start()
-        stack.push_async_callback(timers.stop)
+        if options.services & {"projector", "timer"}:
+            store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
+            stack.callback(store.close)
+        if "projector" in options.services:
+            bucket = await ViewBucket.open(nc)
+            runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
+            stack.callback(runner.stop)
+            await add_query_endpoints(service, runner, workers, options.humans)
+        if "timer" in options.services:
+            timers = await TimerService(nc, handler, store, workers).start()
+            stack.push_async_callback(timers.stop)
         serve_file = options.data_dir / SERVE_FILE
         serve_file.write_text(json.dumps({"nats": url, "pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)

@@ -31,10 +31,11 @@ MAX_TOKEN = 200
 ORIGINATOR_ID = "Athenaeum-Originator-Id"
 
 
-def escape(text: str) -> str:
+def escape(text: str, marker: str = "~") -> str:
+    """``marker`` is '~' in subjects; KV keys, which refuse '~', use '='."""
     if not text:
-        return EMPTY_TOKEN
-    return "".join(chr(b) if b in _PLAIN else f"~{b:02X}" for b in text.encode())
+        return marker
+    return "".join(chr(b) if b in _PLAIN else f"{marker}{b:02X}" for b in text.encode())
 
 
 def unescape(token: str) -> str:

@@ -143,3 +143,24 @@ def test_a_deadline_that_passed_while_serve_was_down_is_kept_after_restart(serve
         assert shown["status"] == "pending-human" and shown["tally"]["abstentions"] == ["alice", "bob"]
     finally:
         again.stop()
+
+
+def test_every_view_change_lands_in_the_kv_bucket_without_revealing_votes(served: Served) -> None:
+    import asyncio
+
+    import nats
+
+    opened = json.loads(served.run("ratify", "init", "adr-10", "--roster", "alice,bob", "--text", TEXT, "--json").stdout)
+    voted = json.loads(served.run("ratify", "vote", "adr-10", "--sha256", SHA, "--sign", "--json").stdout)
+    served.run("check", "--after", str(voted["position"]), actor="bob")
+
+    async def read() -> tuple[dict, dict]:
+        nc = await nats.connect(json.loads((served.data_dir / "serve.json").read_text())["nats"])
+        kv = await nc.jetstream().key_value("athenaeum-views")
+        status, bob = await kv.get("ratifications.adr-10"), await kv.get("pending.bob")
+        await nc.close()
+        return json.loads(status.value), json.loads(bob.value)
+
+    status, bob = asyncio.run(read())
+    assert status["voted"] == ["alice"] and "SIGN" not in json.dumps(status)
+    assert bob["items"][0]["id"] == "adr-10" and opened["ok"]
