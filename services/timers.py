@@ -60,7 +60,9 @@ class TimerService:
         self._stop.set()
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Bounded: a cancellation that lands inside nats-py's fetch can be swallowed there;
+        # the loop then sees the stop flag within one fetch timeout.
+        await asyncio.wait(self._tasks, timeout=5)
 
     def sweep(self) -> None:
         """Expire every open ratification whose window has passed."""
@@ -114,7 +116,7 @@ class TimerService:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)
         pull = await self.js.pull_subscribe(f"{self.stream}.fire.>", durable="athenaeum-timer", config=consumer)
         loop = asyncio.get_running_loop()
-        while True:
+        while not self._stop.is_set():
             try:
                 fired = await pull.fetch(batch=10, timeout=1)
             except (asyncio.TimeoutError, NotFoundError):
