@@ -15,9 +15,11 @@ from pathlib import Path
 
 import msgspec
 
+from athenaeum.events import event_registry
 from athenaeum.services import cli_ratify
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.replies import Reply, encode
+from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--services", default="commands,timer,projector", help="which services run here (default: all)")
 
     cli_ratify.add_verbs(subparsers, common)
+    subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait until the views reach this position")
     return parser
@@ -55,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.family is None:
         parser.print_help()
         return USAGE
+    if args.family == "schema":
+        print(msgspec.json.encode(schema()).decode())
+        return DONE
     data_dir = args.data_dir or default_data_dir()
     if args.family == "serve":
         humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
@@ -97,11 +103,27 @@ def main(argv: list[str] | None = None) -> int:
     return DONE if reply.ok else REJECTED
 
 
+def schema() -> dict:
+    """JSON Schemas (msgspec's) of every event by tag and every command by subject."""
+    import athenaeum.events.ratification  # noqa: F401  registers the family's events
+
+    events = sorted(event_registry.types().items())
+    commands = [(route.subject, route.command) for route in ROUTES]
+    _, components = msgspec.json.schema_components([cls for _, cls in events] + [cls for _, cls in commands])
+    return {
+        "events": {tag: {"$ref": f"#/$defs/{cls.__name__}"} for tag, cls in events},
+        "commands": {subject: {"$ref": f"#/$defs/{cls.__name__}"} for subject, cls in commands},
+        "$defs": components,
+    }
+
+
 def _query(args: argparse.Namespace) -> tuple[str, dict] | None:
     """The read-model query a verb asks, if it is a query."""
     after = {"after": args.after} if getattr(args, "after", None) is not None else {}
     if args.family == "check":
         return "check", {"agent": args.actor} | after
+    if args.family == "ratify" and args.verb == "show" and args.render:
+        return "ratification.render", {"topic": args.topic, "record": args.render} | after
     if args.family == "ratify" and args.verb == "show":
         return "ratification.show", {"topic": args.topic} | after
     return None
@@ -112,6 +134,8 @@ def show_answer(answer: dict, as_json: bool) -> None:
         print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
     elif not answer["ok"]:
         print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
+    elif "text" in answer["result"]:
+        sys.stdout.write(answer["result"]["text"])
     elif "items" in answer["result"]:
         items = answer["result"]["items"]
         print(f"{len(items)} waiting on {answer['result']['agent']}")

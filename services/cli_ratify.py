@@ -68,6 +68,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     show = verbs.add_parser("show", parents=[common], help="where a ratification stands (votes stay blind)")
     show.add_argument("topic")
     show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--render", choices=["ratified", "decomposition", "log", "manifest"], help="print a record")
 
 
 def command_from(args: argparse.Namespace) -> Command:

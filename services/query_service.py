@@ -16,7 +16,7 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.projectors import pending_work, ratification_status
+from athenaeum.projectors import pending_work, ratification_records, ratification_status
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.replies import malformed
 
@@ -34,6 +34,11 @@ class ShowRatification(Query, frozen=True):
 
 class Check(Query, frozen=True):
     agent: str
+
+
+class RenderRatification(Query, frozen=True):
+    topic: str
+    record: str
 
 
 class Answer(msgspec.Struct, omit_defaults=True):
@@ -57,8 +62,20 @@ def check(runner: ProjectionRunner, query: Check, humans: frozenset[str]) -> Ans
     return Answer(ok=True, position=runner.position, result={"agent": query.agent, "items": items})
 
 
+def render_ratification(runner: ProjectionRunner, query: RenderRatification, humans: frozenset[str]) -> Answer:
+    events = list(runner.app.events.get(query.topic))
+    if not events:
+        return Answer(ok=False, error={"code": "not_found", "message": f"no ratification {query.topic!r}", "field": "topic"})
+    try:
+        text = ratification_records.render(query.record, events)
+    except ratification_records.NotRendered as missing:
+        return Answer(ok=False, error={"code": "not_found", "message": str(missing), "field": "record"})
+    return Answer(ok=True, position=runner.position, result={"record": query.record, "text": text})
+
+
 QUERIES: dict[str, tuple[type[Query], Callable[[ProjectionRunner, Any, frozenset[str]], Answer]]] = {
     "ratification.show": (ShowRatification, show_ratification),
+    "ratification.render": (RenderRatification, render_ratification),
     "check": (Check, check),
 }
 

@@ -1,0 +1,208 @@
+"""A ratification's records in the original tool's layout (``../shared/FORMATS.md``):
+``manifest.yaml``, ``decomposition.md``, ``ratified.md`` and ``log.md``, rendered from its
+events alone, so the same history always gives the same bytes. Votes stay blind until tallied.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from athenaeum.events import Event
+from athenaeum.events.ratification import (
+    ArtifactDecomposed,
+    ArtifactFrozen,
+    ArtifactRatified,
+    AtomSplit,
+    ContestedAtom,
+    HumanDecisionRecorded,
+    RatificationCanceled,
+    RatificationRejected,
+    VoteCast,
+    VotesTallied,
+)
+
+RECORDS = ("manifest", "decomposition", "ratified", "log")
+_PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@:+-]*$")
+GRAIN_GATE = (
+    ("accept-split", "ratify what all signed; the contested atoms are carved out"),
+    ("decompose-further", "send named atoms back to the merge writer to split finer"),
+    ("rewrite-with-caveats", "ratify every atom, each contested one with a verifier or ticket"),
+    ("reject", "ratify nothing"),
+)
+
+
+class NotRendered(LookupError):
+    """The record does not exist (yet) for this ratification."""
+
+
+def render(record: str, events: Sequence[Event]) -> str:
+    frozen = next(e for e in events if isinstance(e, ArtifactFrozen))
+    if record == "manifest":
+        return _manifest(frozen, events)
+    if record == "log":
+        return "".join(_log_lines(events))
+    if record == "decomposition":
+        return _decomposition(frozen, events)
+    if record == "ratified":
+        return _ratified(frozen, events)
+    raise NotRendered(f"no record {record!r}; choose from {', '.join(RECORDS)}")
+
+
+def _status(events: Sequence[Event]) -> str:
+    status = "open"
+    for event in events:
+        match event:
+            case ArtifactDecomposed():
+                status = "pending-human"
+            case ArtifactRatified():
+                status = "ratified"
+            case RatificationRejected() | RatificationCanceled():
+                status = "rejected"
+    return status
+
+
+def _yaml(value: str) -> str:
+    return value if _PLAIN.match(value) else json.dumps(value, ensure_ascii=False)
+
+
+def _time(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _manifest(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
+    lines = [
+        f"topic: {_yaml(frozen.originator_id)}",
+        f"initiator: {_yaml(frozen.initiator)}",
+        f"artifact_sha256: {frozen.artifact_sha256}",
+        f"artifact_origin: {_yaml(frozen.artifact_origin)}",
+    ]
+    if frozen.supersedes:
+        lines.append(f"supersedes: {_yaml(frozen.supersedes)}")
+    lines.append("roster:")
+    lines += [f"  - {_yaml(agent)}" for agent in frozen.roster]
+    lines += [f"expires_at: {_time(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {_status(events)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _tally_line(tally: VotesTallied, roster: int) -> str:
+    return (
+        f"{len(tally.signs)} SIGN · {len(tally.dissents)} DISSENT · "
+        f"{len(tally.abstentions)} ABSTAIN_BY_TIMEOUT (roster of {roster})"
+    )
+
+
+def _atoms(events: Sequence[Event]) -> list[ContestedAtom]:
+    atoms: list[ContestedAtom] = []
+    for event in events:
+        if isinstance(event, ArtifactDecomposed):
+            atoms = list(event.atoms)
+        elif isinstance(event, AtomSplit):
+            atoms = [a for a in atoms if a.id != event.atom] + list(event.into)
+    return atoms
+
+
+def _decomposition(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
+    tally = next((e for e in events if isinstance(e, VotesTallied)), None)
+    if tally is None or not any(isinstance(e, ArtifactDecomposed) for e in events):
+        raise NotRendered(f"{frozen.originator_id!r} has not been decomposed")
+    atoms = _atoms(events)
+    sections = [line for line in frozen.artifact.splitlines() if line.startswith("#")] or [frozen.artifact]
+    contested = len({atom.section for atom in atoms})
+    lines = [
+        f"# Decomposition: {frozen.originator_id}",
+        "",
+        f"**Artifact:** {frozen.originator_id}",
+        f"**artifact_sha256:** {frozen.artifact_sha256}",
+        f"**Tally:** {_tally_line(tally, len(frozen.roster))}",
+        "",
+        f"The artifact splits into {len(sections)} atoms — {max(len(sections) - contested, 0)} unanimous, "
+        f"{len(atoms)} contested.",
+        "",
+    ]
+    for atom in atoms:
+        lines += [
+            f'## {atom.id} — §{atom.section} "{atom.anchor}"',
+            "",
+            f"- objection: {atom.objection}",
+            f"- raised_by: {atom.raised_by}",
+            f"- proposed_resolution: {atom.proposed_resolution.value}",
+            "",
+        ]
+    lines += ["## Grain gate (the human chooses one)", ""]
+    lines += [f"- `{choice}` — {meaning}" for choice, meaning in GRAIN_GATE]
+    lines += ["", f"Cost of consensus: {len(atoms)} contested atom(s)"]
+    return "\n".join(lines) + "\n"
+
+
+def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
+    ratified = next((e for e in events if isinstance(e, ArtifactRatified)), None)
+    if ratified is None:
+        raise NotRendered(f"{frozen.originator_id!r} is not ratified")
+    tally = next(e for e in events if isinstance(e, VotesTallied))
+    atoms = {atom.id: atom for atom in _atoms(events)}
+    lines = [
+        f"# Ratified: {frozen.originator_id}",
+        "",
+        f"**artifact_sha256:** {frozen.artifact_sha256}",
+        f"**Ratified:** {_time(ratified.timestamp)}",
+        f"**Mode:** {frozen.mode.value}",
+        f"**Grain-gate:** {ratified.path}",
+        f"**Supersedes:** {frozen.supersedes or 'none'}",
+        "",
+        "## Ratified atom-refs",
+        "",
+    ]
+    lines += [f"- {atom_id}" for atom_id in ratified.ratified_atoms] or ["- the whole artifact"]
+    lines += ["", "## Signatures", "", "| Agent | Timestamp | artifact_sha256 |", "|---|---|---|"]
+    lines += [f"| {s.agent} | {_time(s.cast_at)} | {s.artifact_sha256} |" for s in ratified.signatures]
+    lines += ["", "## Caveats", ""]
+    for number, caveat in enumerate(ratified.caveats, start=1):
+        atom = atoms.get(caveat.atom)
+        check = f"verifier: {caveat.verifier}" if caveat.verifier else f"ticket: {caveat.ticket}"
+        about = f"{atom.objection} (raised_by {atom.raised_by})" if atom else caveat.atom
+        lines.append(f"- C{number} — {caveat.atom}: {about} — {check}")
+    if not ratified.caveats:
+        lines.append("- none")
+    lines += ["", "## Abstentions", ""]
+    lines += [f"- {agent} — ABSTAIN_BY_TIMEOUT" for agent in tally.abstentions] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def _log_lines(events: Sequence[Event]) -> list[str]:
+    tallied = any(isinstance(e, VotesTallied) for e in events)
+    lines = []
+
+    def line(event: Event, who: str, what: str, detail: str) -> None:
+        lines.append(f"[{_time(event.timestamp)}] {who} | {what}: {detail}\n")
+
+    for event in events:
+        match event:
+            case ArtifactFrozen():
+                line(event, event.initiator, "OPENED", f"roster {', '.join(event.roster)}; expires_at {_time(event.expires_at)}")
+            case VoteCast():
+                # Blind until the tally: the log says who voted, never how.
+                how = event.decision.value if tallied else "cast"
+                extra = f" ({len(event.dissent)} atom(s))" if tallied and event.dissent else ""
+                line(event, event.agent, "VOTE", how + extra)
+            case VotesTallied():
+                if event.abstentions:
+                    line(event, event.actor, "TIMEOUT", f"ABSTAIN_BY_TIMEOUT {', '.join(event.abstentions)}")
+                roster = len(event.signs) + len(event.dissents) + len(event.abstentions)
+                line(event, event.merge_writer or event.actor, "TALLY", _tally_line(event, roster))
+            case ArtifactDecomposed():
+                line(event, event.actor, "DECOMPOSED", f"{len(event.atoms)} contested atom(s)")
+                line(event, event.actor, "PENDING-HUMAN", "awaiting the human's grain-gate decision")
+            case HumanDecisionRecorded():
+                line(event, event.decided_by, "CONVERGE", f"human-decision: {event.decision.value}")
+            case AtomSplit():
+                line(event, event.actor, "DECOMPOSED", f"{event.atom} split into {', '.join(a.id for a in event.into)}")
+            case ArtifactRatified():
+                line(event, event.actor, "RATIFIED", event.path)
+            case RatificationRejected():
+                line(event, event.actor, "REJECTED", event.reason)
+            case RatificationCanceled():
+                line(event, event.by, "REJECTED", f"canceled by {event.by}")
+    return lines

@@ -1,0 +1,56 @@
+"""The ratification records in the original layouts, from events alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from athenaeum.aggregates import ratification as r
+from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.events.ratification import Caveat, Decision, HumanChoice
+from athenaeum.projectors.ratification_records import NotRendered, render
+from tests.aggregates.given import at, given
+from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
+
+
+def test_the_manifest_has_the_templates_fields_in_order() -> None:
+    assert render("manifest", frozen()) == (
+        "topic: adr-7\ninitiator: alice\n"
+        f"artifact_sha256: {SHA}\nartifact_origin: inline\n"
+        "roster:\n  - alice\n  - bob\n  - carol\n"
+        "expires_at: 2026-12-03T09:00:00Z\nmode: standard\nstatus: open\n"
+    )
+
+
+def test_the_log_is_blind_until_the_tally() -> None:
+    history = frozen()
+    history += r.cast_vote(given(evolve, history).state, at(1, "bob"), decision=Decision.DISSENT,
+                           artifact_sha256=SHA, dissent=(objection(),))
+    assert render("log", history).splitlines()[1] == "[2026-11-30T10:00:00Z] bob | VOTE: cast"
+    assert "DISSENT" in render("log", decomposed())
+
+
+def test_the_decomposition_shows_the_tally_atoms_and_the_grain_gate() -> None:
+    text = render("decomposition", decomposed())
+    assert "**Tally:** 2 SIGN · 1 DISSENT · 0 ABSTAIN_BY_TIMEOUT (roster of 3)" in text
+    assert '## A1 — §Scope "All agents"' in text and "- raised_by: bob" in text
+    assert all(f"`{choice}`" in text for choice in ("accept-split", "decompose-further", "rewrite-with-caveats", "reject"))
+    assert text.endswith("Cost of consensus: 2 contested atom(s)\n")
+
+
+def test_ratified_records_the_path_signatures_and_caveats() -> None:
+    history = decomposed()
+    caveats = (Caveat(atom="A1", verifier="make scope"), Caveat(atom="A2", ticket="OPS-9"))
+    history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.REWRITE_WITH_CAVEATS,
+                        caveats=caveats)
+    text = render("ratified", history)
+    assert "**Grain-gate:** human-decision: rewrite-with-caveats" in text
+    assert f"| alice | 2026-11-30T10:00:00Z | {SHA} |" in text
+    assert "- C2 — A2: no retention (raised_by bob) — ticket: OPS-9" in text
+    assert render("ratified", history) == text  # byte-stable
+
+
+def test_a_record_that_does_not_exist_yet_says_so() -> None:
+    with pytest.raises(NotRendered):
+        render("ratified", frozen())
+    with pytest.raises(NotRendered):
+        render("decomposition", frozen())
