@@ -18,6 +18,7 @@ import msgspec
 from athenaeum.events import event_registry
 from athenaeum.services import cli_ratify
 from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.demo import run_demo
 from athenaeum.services.replies import Reply, encode
 from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_ratify.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
+    subparsers.add_parser("demo", help="see it work: a scripted ratification on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait until the views reach this position")
     return parser
@@ -58,6 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.family is None:
         parser.print_help()
         return USAGE
+    if args.family == "demo":
+        asyncio.run(run_demo(sys.stdout))
+        return DONE
     if args.family == "schema":
         print(msgspec.json.encode(schema()).decode())
         return DONE

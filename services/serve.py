@@ -46,10 +46,11 @@ class ServeOptions:
     services: frozenset[str] = SERVICES
 
 
-async def serve(options: ServeOptions, ready: asyncio.Event | None = None) -> None:
-    """Run until SIGINT/SIGTERM; print the ready line and write serve.json once ready."""
+async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+    """Run until SIGINT/SIGTERM (or ``stop``); print the ready line and write serve.json
+    once ready (and set ``ready``)."""
     options.data_dir.mkdir(parents=True, exist_ok=True)
-    stop = asyncio.Event()
+    stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)

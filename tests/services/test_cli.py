@@ -164,3 +164,11 @@ def test_every_view_change_lands_in_the_kv_bucket_without_revealing_votes(served
     status, bob = asyncio.run(read())
     assert status["voted"] == ["alice"] and "SIGN" not in json.dumps(status)
     assert bob["items"][0]["id"] == "adr-10" and opened["ok"]
+
+
+def test_the_demo_shows_a_ratification_and_a_convergence(tmp_path: Path) -> None:
+    done = subprocess.run([*ATHENAEUM, "demo"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "**Grain-gate:** all-SIGN" in done.stdout
+    assert "**Grain-gate:** human-decision: rewrite-with-caveats" in done.stdout
+    assert "CONVERGE: human-decision: rewrite-with-caveats" in done.stdout

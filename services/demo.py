@@ -1,0 +1,76 @@
+"""``athenaeum demo``: a short scripted scenario on a throwaway embedded server.
+
+Three agents ratify one artifact outright; a second artifact meets a dissent, a human
+rewrites it with a caveat, and it converges. The rendered records are printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import tempfile
+from pathlib import Path
+
+from athenaeum.aggregates.ratification import sha256_of
+from athenaeum.events.ratification import AtomRef, Caveat, Decision, DissentItem, HumanChoice, Resolution
+from athenaeum.events.ratification_commands import CastVote, InitRatification, RecordHumanDecision
+from athenaeum.services.client import AthenaeumClient
+from athenaeum.services.serve import ServeOptions, running_url, serve
+
+ROSTER = ["claude-code", "codex", "gemini"]
+HUMAN = "ada"
+ADR = "# ADR 12: one ledger\n\n## Decision\nEvery fleet decision is recorded in Athenaeum.\n"
+STYLE = "# Style rule\n\n## Naming\nModules are named after what they hold.\n\n## Size\nAt most 250 lines.\n"
+
+
+async def run_demo(out: io.TextIOBase) -> None:
+    with tempfile.TemporaryDirectory(prefix="athenaeum-demo-") as home:
+        ready, stop = asyncio.Event(), asyncio.Event()
+        with contextlib.redirect_stdout(io.StringIO()):  # the demo prints records, not the ready line
+            server = asyncio.create_task(serve(ServeOptions(Path(home), humans=frozenset({HUMAN})), ready, stop))
+            await ready.wait()
+        url = running_url(Path(home))
+        assert url is not None
+        try:
+            await _scenario(url, out)
+        finally:
+            stop.set()
+            await server
+
+
+async def _scenario(url: str, out: io.TextIOBase) -> None:
+    agents = {name: await AthenaeumClient.connect(url, name) for name in [*ROSTER, HUMAN]}
+    try:
+        await agents["claude-code"].send(InitRatification(topic="adr-12", roster=ROSTER, artifact=ADR))
+        for name in ROSTER:
+            reply = await agents[name].send(CastVote(topic="adr-12", sha256=sha256_of(ADR), decision=Decision.SIGN))
+        await _print(agents["codex"], "adr-12", ["ratified", "log"], reply.position, out)
+
+        await agents["codex"].send(InitRatification(topic="style-rule", roster=ROSTER, artifact=STYLE))
+        objection = DissentItem(
+            atom=AtomRef(section="Size", anchor="250 lines"),
+            objection="generated files cannot meet it",
+            proposed_resolution=Resolution.VERIFIER,
+        )
+        await agents["gemini"].send(
+            CastVote(topic="style-rule", sha256=sha256_of(STYLE), decision=Decision.DISSENT, dissent=[objection])
+        )
+        for name in ("claude-code", "codex"):
+            await agents[name].send(CastVote(topic="style-rule", sha256=sha256_of(STYLE), decision=Decision.SIGN))
+        decision = RecordHumanDecision(
+            topic="style-rule",
+            decision=HumanChoice.REWRITE_WITH_CAVEATS,
+            caveats=[Caveat(atom="A1", verifier="scripts/check-size --skip-generated")],
+        )
+        reply = await agents[HUMAN].send(decision)
+        await _print(agents["codex"], "style-rule", ["decomposition", "ratified", "log"], reply.position, out)
+    finally:
+        for client in agents.values():
+            await client.close()
+
+
+async def _print(client: AthenaeumClient, topic: str, records: list[str], after: int | None, out: io.TextIOBase) -> None:
+    for record in records:
+        answer = await client.query("ratification.render", topic=topic, record=record, after=after)
+        out.write(f"\n===== {topic}: {record} =====\n{answer['result']['text']}")
