@@ -82,7 +82,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
-            stack.callback(runner.stop)
+            # Off the loop: the projector's thread may be waiting on this loop for a KV put.
+            stack.push_async_callback(asyncio.to_thread, runner.stop)
             await add_query_endpoints(service, runner, workers, options.humans)
         if "timer" in options.services:
             timers = await TimerService(nc, handler, store, workers).start()
