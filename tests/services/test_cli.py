@@ -172,3 +172,53 @@ def test_the_demo_shows_a_ratification_and_a_convergence(tmp_path: Path) -> None
     assert "**Grain-gate:** all-SIGN" in done.stdout
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in done.stdout
     assert "CONVERGE: human-decision: rewrite-with-caveats" in done.stdout
+
+
+def test_fast_mode_rejects_on_a_dissent(served: Served) -> None:
+    served.run("ratify", "init", "adr-11", "--roster", "alice", "--text", TEXT, "--mode", "fast")
+    done = json.loads(served.run("ratify", "vote", "adr-11", "--sha256", SHA, "--dissent", "--atom", "A::b::c", "--json").stdout)
+    assert [e["type"] for e in done["events"]][-1] == "RatificationRejected"
+
+
+def test_decompose_further_then_split_then_a_decision(served: Served) -> None:
+    served.run("ratify", "init", "adr-12", "--roster", "alice,bob", "--text", TEXT)
+    served.run("ratify", "vote", "adr-12", "--sha256", SHA, "--sign")
+    served.run("ratify", "vote", "adr-12", "--sha256", SHA, "--dissent", "--atom", "Scope::ledger::vague", actor="bob")
+    further = served.run("ratify", "decide", "adr-12", "--decision", "decompose-further", "--atom", "A1", actor="ada")
+    assert further.returncode == 0, further.stdout
+    split = served.run("ratify", "split", "adr-12", "--atom", "A1", "--into", "Scope::ledger::which one",
+                       "--into", "Scope::use::when", "--json")
+    assert [a["id"] for a in json.loads(split.stdout)["events"][0]["into"]] == ["A2", "A3"]
+    accepted = served.run("ratify", "decide", "adr-12", "--decision", "accept-split", "--json", actor="ada")
+    assert json.loads(accepted.stdout)["events"][-1]["path"] == "human-decision: accept-split"
+
+
+def test_the_read_models_can_live_in_postgresql(tmp_path: Path) -> None:
+    import uuid
+
+    import psycopg
+
+    url = "postgresql://postgres@127.0.0.1:5432/test"
+    database = f"athenaeum_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{database}"')
+    try:
+        env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
+        env.pop("ATHENAEUM_NATS_URL", None)
+        process = subprocess.Popen(
+            [*ATHENAEUM, "serve", "--data-dir", str(tmp_path), "--read-models", url.replace("/test", f"/{database}")],
+            stdout=subprocess.PIPE, text=True, env=env,
+        )
+        served = Served.__new__(Served)
+        served.data_dir, served.process = tmp_path, process
+        assert process.stdout.readline().startswith("athenaeum ready")
+        opened = json.loads(served.run("ratify", "init", "adr-13", "--roster", "bob", "--text", TEXT, "--json").stdout)
+        waiting = json.loads(served.run("check", "--after", str(opened["position"]), "--json", actor="bob").stdout)
+        assert waiting["items"][0]["id"] == "adr-13"
+        assert served.stop() == 0
+        with psycopg.connect(url.replace("/test", f"/{database}")) as db:
+            stored = db.execute("SELECT count(*) FROM athenaeum_views WHERE view = 'ratifications'").fetchone()
+        assert stored == (1,)
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

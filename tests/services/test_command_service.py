@@ -92,3 +92,18 @@ async def test_concurrent_votes_all_land(commands) -> None:
     assert all(reply["ok"] for reply in replies)
     tallies = [reply for reply in replies if len(reply["events"]) == 3]
     assert len(tallies) == 1 and tallies[0]["events"][2]["type"] == "ArtifactRatified"
+
+
+async def test_the_client_gives_each_command_an_id_and_a_retry_reuses_it(store_env, commands) -> None:
+    from athenaeum.events.ratification_commands import InitRatification
+    from athenaeum.services.client import AthenaeumClient
+
+    client = await AthenaeumClient.connect(os.environ["ATHENAEUM_NATS_URL"], "alice")
+    try:
+        command = InitRatification(topic=topic(), roster=["alice"], artifact=ARTIFACT, command_id="retry-" + topic())
+        first, retried = await client.send(command), await client.send(command)
+        assert first.ok and retried == first
+        fresh = await client.send(InitRatification(topic=command.topic, roster=["alice"], artifact=ARTIFACT))
+        assert fresh.error is not None and fresh.error.code == "already_exists"
+    finally:
+        await client.close()
