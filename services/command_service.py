@@ -4,6 +4,7 @@ replicas share the load. Endpoints decode, hand the command to a worker thread, 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from importlib import metadata
 
@@ -45,7 +46,7 @@ async def start_command_service(
 def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(route.command)
 
-    async def endpoint(request: Request) -> None:
+    async def answer(request: Request) -> None:
         actor = (request.headers or {}).get(ACTOR_HEADER, "")
         if not actor:
             reply = Reply.rejected("invalid", f"the {ACTOR_HEADER} header names who sends the command", "actor")
@@ -61,5 +62,18 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
             await request.respond(encode(reply))
         else:
             await request.respond_error(reply.error.code, reply.error.message, encode(reply))
+
+    return concurrently(answer)
+
+
+def concurrently(answer: Callable[[Request], Awaitable[None]]) -> Callable[[Request], Awaitable[None]]:
+    """nats-py awaits a subscription's callback before it delivers the next message, so each
+    request gets a task of its own: requests on different aggregates overlap."""
+    in_flight: set[asyncio.Task[None]] = set()
+
+    async def endpoint(request: Request) -> None:
+        task = asyncio.create_task(answer(request))
+        in_flight.add(task)
+        task.add_done_callback(in_flight.discard)
 
     return endpoint

@@ -17,6 +17,7 @@ from nats.micro.request import Request
 from nats.micro.service import Service
 
 from athenaeum.projectors import pending_work, ratification_records, ratification_status
+from athenaeum.services.command_service import concurrently
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.replies import malformed
 
@@ -100,7 +101,7 @@ def _endpoint(query_type, answer, runner, workers, humans):  # type: ignore[no-u
             )
         return answer(runner, query, humans)
 
-    async def endpoint(request: Request) -> None:
+    async def answer_request(request: Request) -> None:
         try:
             query = decoder.decode(request.data)
         except msgspec.DecodeError as error:
@@ -110,4 +111,4 @@ def _endpoint(query_type, answer, runner, workers, humans):  # type: ignore[no-u
             reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
         await request.respond(msgspec.json.encode(reply))
 
-    return endpoint
+    return concurrently(answer_request)
