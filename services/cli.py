@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     query = _query(args)
     try:
         command = None if query else cli_ratify.command_from(args)
-    except (cli_ratify.UsageError, OSError) as error:
+    except cli_ratify.UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
     url = args.nats or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL", "nats://127.0.0.1:4222")

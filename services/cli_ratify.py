@@ -74,7 +74,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 def command_from(args: argparse.Namespace) -> Command:
     match args.verb:
         case "init":
-            artifact = args.artifact.read_text(encoding="utf-8") if args.artifact else args.text
+            artifact = _read(args.artifact) if args.artifact else args.text
             return InitRatification(
                 topic=args.topic,
                 roster=[agent.strip() for agent in args.roster.split(",") if agent.strip()],
@@ -106,6 +106,13 @@ def command_from(args: argparse.Namespace) -> Command:
         case "cancel":
             return CancelRatification(topic=args.topic)
     raise UsageError(f"unknown verb {args.verb}")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--artifact: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
 
 
 def _expiry(expires_in: str | None, expires_at: str | None) -> datetime | None:
