@@ -174,10 +174,14 @@ def decide(
     caveats: Sequence[Caveat] = (),
     atoms: Sequence[str] = (),
 ) -> list[Event]:
-    if not context.actor_is_human:
-        raise NotHuman(f"{context.actor!r} is not a human principal; only a human decides", "actor")
     if state.status is not Status.PENDING_HUMAN:
         raise NotPendingHuman(f"ratification {state.id!r} is {state.status.value}, not pending-human")
+    if not context.actor_is_human:
+        raise NotHuman(f"{context.actor!r} is not a human principal; only a human decides", "actor")
+    if state.awaiting_split:
+        raise NotPendingHuman(
+            f"ratification {state.id!r} waits for its merge writer to split {', '.join(state.awaiting_split)}"
+        )
     for atom_id in [note.atom for note in notes] + [caveat.atom for caveat in caveats] + list(atoms):
         if state.atom(atom_id) is None:
             raise NotFound(f"no contested atom {atom_id!r} in {state.id!r}", "atom")

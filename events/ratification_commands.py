@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
+
+import msgspec
 
 from athenaeum.events.commands import Command
 from athenaeum.events.ratification import Caveat, Decision, DissentItem, HumanChoice, Mode, Note
@@ -13,7 +16,8 @@ class InitRatification(Command, frozen=True):
     roster: list[str]
     artifact: str
     mode: Mode = Mode.STANDARD
-    expires_at: datetime | None = None  # default: 72 hours after the service receives it
+    # Default: 72 hours after the service receives it. A time without a zone is refused.
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
     sha256: str | None = None  # when given, must be the artifact's
     artifact_origin: str = "inline"
     supersedes: str | None = None

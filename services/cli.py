@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 
 import msgspec
+from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
 from athenaeum.services import cli_ratify
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(serve(options))
         except KeyboardInterrupt:
             pass
+        except (OperationalError, OSError) as error:
+            print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+            return UNREACHABLE
         return DONE
     if not args.actor:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")

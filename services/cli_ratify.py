@@ -110,7 +110,7 @@ def command_from(args: argparse.Namespace) -> Command:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # exact bytes: no newline translation
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--artifact: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
 
@@ -126,7 +126,10 @@ def _expiry(expires_in: str | None, expires_at: str | None) -> datetime | None:
         match = _DURATION.match(expires_in)
         if match is None:
             raise UsageError(f"--expires-in: {expires_in!r} is not a duration like 72h, 14d or 30m")
-        return datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            return datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError as error:
+            raise UsageError(f"--expires-in: {expires_in!r} is too far in the future") from error
     return None
 
 

@@ -47,27 +47,36 @@ class CommandHandler:
 
     def handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
         command_id = command_id or uuid.uuid4().hex
-        earlier = self.app.recorder.applied_command(command_id)  # type: ignore[attr-defined]
-        if earlier is not None:
-            return _replay(earlier)
+        # Scoped by actor and aggregate: one caller's id can neither squat on nor read another's.
+        marker = f"{actor}/{aggregate_id}/{command_id}"
+        if (earlier := self._applied(marker)) is not None:
+            return earlier
         context = Context(actor=actor, now=self.clock(), command_id=command_id, actor_is_human=actor in self.humans)
         for _ in range(ATTEMPTS):
             state = self.load(aggregate_id, project)
             try:
                 events = decide(state, context)
             except RuleViolation as violation:
-                return Reply.rejected(violation.code, violation.message, violation.field)
+                # The same command may have landed meanwhile (a retry racing its original).
+                earlier = self._applied(marker)
+                return earlier or Reply.rejected(violation.code, violation.message, violation.field)
             if not events:
                 return Reply.accepted(None, NO_EVENTS)  # nothing appended, nothing to wait for
             payload = encode_events(events)
             try:
-                recordings = self.app.save(*events, command=CommandRecord(command_id, bytes(payload)))
+                recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload)))
             except CommandAlreadyApplied as applied:
                 return _replay(applied.marker)
             except IntegrityError:
+                if (earlier := self._applied(marker)) is not None:
+                    return earlier
                 continue  # another writer got there first: decide again on the new state
             return Reply.accepted(recordings[-1].notification.id, payload)
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
+
+    def _applied(self, marker: str) -> Reply | None:
+        stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]
+        return None if stored is None else _replay(stored)
 
 
 def _replay(marker: Any) -> Reply:

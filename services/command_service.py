@@ -4,6 +4,7 @@ replicas share the load. Endpoints decode, hand the command to a worker thread, 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from importlib import metadata
@@ -19,6 +20,7 @@ from athenaeum.services.replies import Reply, encode, malformed
 from athenaeum.services.routes import ROUTES, Route
 
 ACTOR_HEADER = "Athenaeum-Actor"
+log = logging.getLogger(__name__)
 QUEUE_GROUP = "athenaeum"
 
 
@@ -57,7 +59,11 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
                 reply = malformed(error)
             else:
                 loop = asyncio.get_running_loop()
-                reply = await loop.run_in_executor(workers, route.run, handler, command, actor)
+                try:
+                    reply = await loop.run_in_executor(workers, route.run, handler, command, actor)
+                except Exception as error:  # noqa: BLE001  a request must always be answered
+                    log.exception("%s failed", route.subject)
+                    reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")
         if reply.ok or reply.error is None:
             await request.respond(encode(reply))
         else:

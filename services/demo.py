@@ -29,7 +29,11 @@ async def run_demo(out: io.TextIOBase) -> None:
         ready, stop = asyncio.Event(), asyncio.Event()
         with contextlib.redirect_stdout(io.StringIO()):  # the demo prints records, not the ready line
             server = asyncio.create_task(serve(ServeOptions(Path(home), humans=frozenset({HUMAN})), ready, stop))
-            await ready.wait()
+            started = asyncio.create_task(ready.wait())
+            await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
+            if server.done():
+                started.cancel()
+                server.result()  # raises why the server could not start
         url = running_url(Path(home))
         assert url is not None
         try:

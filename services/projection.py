@@ -43,16 +43,24 @@ class ProjectionRunner:
                 for notification in self._subscription:
                     event = self.app.mapper.to_domain_event(notification)
                     changes = project_all(PROJECTORS, event, self.store.get)
-                    self.store.apply(PROJECTION, notification.id, changes)
+                    applied = self.store.apply(PROJECTION, notification.id, changes)
                     with self._advanced:
                         self.position = notification.id
                         self._advanced.notify_all()
-                    self.on_change(changes)
+                    if applied:
+                        self._publish(changes)
         except BaseException as error:
             log.exception("the projector stopped")
             self.error = error
             with self._advanced:
                 self._advanced.notify_all()
+
+    def _publish(self, changes: Sequence[Change]) -> None:
+        # The views are the record; a mirror that missed a change is repaired by the next one.
+        try:
+            self.on_change(changes)
+        except Exception:  # noqa: BLE001
+            log.exception("could not mirror view changes")
 
     def wait_for(self, position: int, timeout: float) -> bool:
         """Whether the views reached ``position`` within ``timeout`` seconds."""

@@ -108,7 +108,10 @@ def _endpoint(query_type, answer, runner, workers, humans):  # type: ignore[no-u
             rejected = malformed(error)
             reply = Answer(ok=False, error=msgspec.to_builtins(rejected.error))
         else:
-            reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
+            try:
+                reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
+            except Exception as error:  # noqa: BLE001  a request must always be answered
+                reply = Answer(ok=False, error={"code": "unavailable", "message": f"the query failed: {error!r}"})
         await request.respond(msgspec.json.encode(reply))
 
     return concurrently(answer_request)

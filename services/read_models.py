@@ -100,14 +100,15 @@ class ReadModelStore:
             row = cursor.fetchone()
         return None if row is None else int(row[0])
 
-    def apply(self, projection: str, position: int, changes: Sequence[Change]) -> None:
-        """Record ``changes`` and ``position`` atomically; a position not past the recorded
-        one is refused, so an event never applies twice."""
+    def apply(self, projection: str, position: int, changes: Sequence[Change]) -> bool:
+        """Record ``changes`` and ``position`` atomically. A position not past the recorded
+        one (another replica got there first) is skipped, so an event never applies twice;
+        returns whether it applied."""
         with self._transaction() as cursor:
             cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))
             row = cursor.fetchone()
             if row is not None and int(row[0]) >= position:
-                raise ValueError(f"{projection} already applied position {row[0]}, not after it: {position}")
+                return False
             for change in changes:
                 if change.document is None:
                     cursor.execute(self._sql("DELETE FROM athenaeum_views WHERE view = ? AND key = ?"), (change.view, change.key))
@@ -126,6 +127,7 @@ class ReadModelStore:
                 ),
                 (projection, position),
             )
+        return True
 
     def close(self) -> None:
         self._database.connection.close()

@@ -23,6 +23,7 @@ from nats.js.errors import NotFoundError
 
 from athenaeum.events.ratification import ArtifactFrozen
 from athenaeum.events.ratification_commands import ExpireRatification
+from athenaeum.aggregates.ratification_state import Status
 from athenaeum.projectors import ratification_status
 from athenaeum.services import ratification_routes
 from athenaeum.services.command_handler import CommandHandler
@@ -71,12 +72,16 @@ class TimerService:
             if document["status"] == "open" and msgspec.convert(document["expires_at"], datetime) <= now:
                 self.expire(document["topic"])
 
-    def expire(self, topic: str) -> None:
+    def expire(self, topic: str) -> bool:
+        """Expire ``topic``; whether it is now closed (False: fired early, try again)."""
         reply = ratification_routes.expire(
             self.handler, ExpireRatification(topic=topic, command_id=f"expire:{topic}"), TIMER_ACTOR
         )
         if not reply.ok:
             log.warning("expiring %s: %s", topic, reply.error)
+            return reply.error is not None and reply.error.code == "not_found"
+        state = self.handler.load(topic, ratification_routes.project)
+        return state is None or state.status is not Status.OPEN
 
     async def schedule(self, topic: str, at: datetime) -> None:
         token = escape(topic)
@@ -102,7 +107,8 @@ class TimerService:
                 for notification in subscription:
                     event = mapper.to_domain_event(notification)
                     if isinstance(event, ArtifactFrozen):
-                        asyncio.run_coroutine_threadsafe(self.schedule(event.originator_id, event.expires_at), loop).result()
+                        scheduled = asyncio.run_coroutine_threadsafe(self.schedule(event.originator_id, event.expires_at), loop)
+                        scheduled.result(timeout=30)
                     self.store.apply(PROJECTION, notification.id, [])
                     if self._stop.is_set():
                         return
@@ -127,5 +133,10 @@ class TimerService:
                 continue
             for message in fired:
                 topic = unescape(message.subject.rsplit(".", 1)[1])
-                await loop.run_in_executor(self.workers, self.expire, topic)
-                await message.ack()
+                try:
+                    closed = await loop.run_in_executor(self.workers, self.expire, topic)
+                except Exception:  # noqa: BLE001  the ledger is unreachable: the timer comes back
+                    log.exception("expiring %s", topic)
+                    closed = False
+                # Not closed yet: this clock is behind the deadline, or the ledger was away.
+                await (message.ack() if closed else message.nak(delay=1))

@@ -70,6 +70,9 @@ def test_rejections_exit_one_with_the_error_object(served: Served) -> None:
     refused = served.run("ratify", "vote", "adr-4", "--sha256", "0" * 64, "--sign", "--json")
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["error"]["code"] == "sha_mismatch"
+    early = served.run("ratify", "decide", "adr-4", "--decision", "reject", actor="ada")
+    assert early.returncode == 1 and early.stdout.startswith("rejected: not_pending_human")
+    served.run("ratify", "vote", "adr-4", "--sha256", SHA, "--dissent", "--atom", "A::b::c")
     plain = served.run("ratify", "decide", "adr-4", "--decision", "reject", actor="bob")
     assert plain.returncode == 1 and plain.stdout.startswith("rejected: not_human")
 

@@ -107,3 +107,26 @@ async def test_the_client_gives_each_command_an_id_and_a_retry_reuses_it(store_e
         assert fresh.error is not None and fresh.error.code == "already_exists"
     finally:
         await client.close()
+
+
+async def test_a_command_id_is_scoped_to_its_actor_and_aggregate(commands) -> None:
+    squatted, other = topic(), topic()
+    await commands("init", "alice", topic=squatted, roster=["alice", "bob"], artifact=ARTIFACT)
+    await commands("init", "alice", topic=other, roster=["alice", "bob"], artifact=ARTIFACT)
+    vote = dict(sha256=sha256_of(ARTIFACT), decision="SIGN", command_id="same-id")
+    assert (await commands("vote", "alice", topic=squatted, **vote))["ok"]
+    assert [e["agent"] for e in (await commands("vote", "bob", topic=squatted, **vote))["events"][:1]] == ["bob"]
+    assert [e["originator_id"] for e in (await commands("vote", "alice", topic=other, **vote))["events"]] == [other]
+
+
+async def test_a_retry_racing_its_original_gets_the_original_reply(commands) -> None:
+    name = topic()
+    await commands("init", "alice", topic=name, roster=["alice", "bob"], artifact=ARTIFACT)
+    vote = dict(topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN", command_id="racing")
+    replies = await asyncio.gather(*(commands("vote", "alice", **vote) for _ in range(4)))
+    assert all(reply == replies[0] for reply in replies) and replies[0]["ok"]
+
+
+async def test_a_time_without_a_zone_is_invalid_and_still_answered(commands) -> None:
+    reply = await commands("init", "alice", topic=topic(), roster=["alice"], artifact=ARTIFACT, expires_at="2099-01-01T00:00:00")
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "expires_at"

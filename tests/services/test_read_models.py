@@ -37,9 +37,8 @@ def test_changes_and_their_position_are_recorded_together(store: ReadModelStore)
 
 
 def test_an_event_never_applies_twice(store: ReadModelStore) -> None:
-    store.apply("views", 7, [Change("v", "a", {"n": 1})])
-    with pytest.raises(ValueError, match="already applied"):
-        store.apply("views", 7, [Change("v", "a", {"n": 2})])
+    assert store.apply("views", 7, [Change("v", "a", {"n": 1})])
+    assert not store.apply("views", 7, [Change("v", "a", {"n": 2})])
     assert store.get("v", "a") == {"n": 1} and store.position("views") == 7
 
 
