@@ -3,7 +3,9 @@ retry a lost race, reply. Synchronous: it runs on a worker thread, never on an e
 
 from __future__ import annotations
 
+import threading
 import uuid
+from weakref import WeakValueDictionary
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -37,6 +39,17 @@ class CommandHandler:
         self.app = app
         self.humans = humans
         self.clock = clock
+        # Commands on one aggregate take turns within this process; optimistic concurrency
+        # then only arbitrates between replicas, instead of threads here losing to each other.
+        self._turns: WeakValueDictionary[str, threading.Lock] = WeakValueDictionary()
+        self._turns_lock = threading.Lock()
+
+    def _turn(self, aggregate_id: str) -> threading.Lock:
+        with self._turns_lock:
+            turn = self._turns.get(aggregate_id)
+            if turn is None:
+                turn = self._turns[aggregate_id] = threading.Lock()
+            return turn
 
     def load(self, aggregate_id: str, project: Project) -> Any:
         """The aggregate's current state, or None when it has no events yet."""
@@ -46,6 +59,10 @@ class CommandHandler:
             return None
 
     def handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
+        with self._turn(aggregate_id):
+            return self._handle(aggregate_id, project, decide, actor, command_id)
+
+    def _handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
         command_id = command_id or uuid.uuid4().hex
         # Scoped by actor and aggregate: one caller's id can neither squat on nor read another's.
         marker = f"{actor}/{aggregate_id}/{command_id}"

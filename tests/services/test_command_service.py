@@ -89,7 +89,7 @@ async def test_concurrent_votes_all_land(commands) -> None:
     replies = await asyncio.gather(
         *(commands("vote", agent, topic=name, sha256=sha256_of(ARTIFACT), decision="SIGN") for agent in roster)
     )
-    assert all(reply["ok"] for reply in replies)
+    assert all(reply["ok"] for reply in replies), [r for r in replies if not r["ok"]]
     tallies = [reply for reply in replies if len(reply["events"]) == 3]
     assert len(tallies) == 1 and tallies[0]["events"][2]["type"] == "ArtifactRatified"
 
