@@ -40,7 +40,7 @@ class AthenaeumClient:
             # One try: a command line must say "unreachable" now, not after minutes of retries.
             nc = await asyncio.wait_for(
                 nats.connect(
-                    url,
+                    servers=url.split(","),  # a cluster: several URLs, comma-separated
                     connect_timeout=timeout,
                     allow_reconnect=False,
                     max_reconnect_attempts=1,  # nats-py: 0 would mean retry forever

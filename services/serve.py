@@ -71,7 +71,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         )
         stack.callback(app.close)
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
-        nc = await nats.connect(url, max_reconnect_attempts=-1, error_cb=_log_connection_error)
+        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
         handler = CommandHandler(app, humans=options.humans)
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)

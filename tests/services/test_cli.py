@@ -225,3 +225,21 @@ def test_the_read_models_can_live_in_postgresql(tmp_path: Path) -> None:
     finally:
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def test_serve_runs_against_a_three_node_cluster(nats_cluster, tmp_path: Path) -> None:
+    urls = ",".join(nats_cluster.urls)
+    env = os.environ | {"ATHENAEUM_HUMANS": "ada", "ATHENAEUM_REPLICAS": "3", "ATHENAEUM_STREAM": "CLUSTERED"}
+    process = subprocess.Popen([*ATHENAEUM, "serve", "--nats", urls, "--data-dir", str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout.readline().startswith("athenaeum ready")
+        done = subprocess.run(
+            [*ATHENAEUM, "ratify", "init", "adr-14", "--roster", "bob", "--text", TEXT, "--json",
+             "--nats", nats_cluster.urls[1], "--as", "alice", "--data-dir", str(tmp_path / "client")],
+            capture_output=True, text=True, timeout=60,
+        )
+        assert json.loads(done.stdout)["ok"], done.stdout + done.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
