@@ -97,8 +97,10 @@ def _(event: HumanDecisionRecorded, items: Any, lookup: Lookup) -> None:
 
 @_apply.register
 def _(event: AtomSplit, items: Any, lookup: Lookup) -> None:
-    _remove(items(event.actor), event.originator_id, "split")
-    _add(items(HUMANS), event.originator_id, "decide")
+    # The status view, already updated for this event, says whether more atoms wait.
+    if not (lookup(ratification_status.VIEW, event.originator_id) or {}).get("awaiting_split"):
+        _remove(items(event.actor), event.originator_id, "split")
+        _add(items(HUMANS), event.originator_id, "decide")
 
 
 @_apply.register(ArtifactRatified)

@@ -76,13 +76,14 @@ def _(event: ArtifactDecomposed, current: Document) -> Document:
 
 @_apply.register
 def _(event: HumanDecisionRecorded, current: Document) -> Document:
-    return current | {"decision": event.decision.value, "decided_by": event.decided_by}
+    return current | {"decision": event.decision.value, "decided_by": event.decided_by, "awaiting_split": list(event.atoms)}
 
 
 @_apply.register
 def _(event: AtomSplit, current: Document) -> Document:
     atoms = [atom for atom in current.get("atoms", []) if atom["id"] != event.atom]
-    return current | {"atoms": atoms + list(_to_builtins(event.into))}
+    awaiting = [atom for atom in current.get("awaiting_split", []) if atom != event.atom]
+    return current | {"atoms": atoms + list(_to_builtins(event.into)), "awaiting_split": awaiting}
 
 
 @_apply.register

@@ -61,3 +61,13 @@ def test_a_ratified_topic_leaves_nothing_pending() -> None:
     documents = views(history)
     assert documents[("ratifications", "adr-7")]["status"] == "ratified"
     assert all(items(documents, agent) == [] for agent in ("alice", "bob", "carol", "@humans"))
+
+
+def test_the_human_is_asked_again_only_once_every_atom_sent_back_is_split() -> None:
+    history = decomposed()
+    history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.DECOMPOSE_FURTHER,
+                        atoms=("A1", "A2"))
+    history += r.split(given(evolve, history).state, at(6, "alice"), atom="A1", into=(objection("Scope", "one"),))
+    assert items(views(history), "alice") == [("adr-7", "split")] and items(views(history), "@humans") == []
+    history += r.split(given(evolve, history).state, at(7, "alice"), atom="A2", into=(objection("Logs", "two"),))
+    assert items(views(history), "alice") == [] and items(views(history), "@humans") == [("adr-7", "decide")]
