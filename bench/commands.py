@@ -20,27 +20,23 @@ import time
 from pathlib import Path
 
 import nats
-
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
 from athenaeum.services.client import AthenaeumClient
 from athenaeum.services.serve import ServeOptions, running_url, serve
 
+from bench.baselines import raw_publish_rate
+
 ARTIFACT = "# Bench\nEvery vote counts.\n"
 SHA = sha256_of(ARTIFACT)
 
 
-async def raw_publish_rate(url: str, count: int) -> float:
+async def raw_rate(url: str, count: int) -> float:
     nc = await nats.connect(url)
-    js = nc.jetstream()
-    await js.add_stream(name="BENCHRAW", subjects=["benchraw.>"])
-    started = time.perf_counter()
-    for n in range(count):
-        await js.publish(f"benchraw.{n}", b'{"vote":"SIGN"}')
-    elapsed = time.perf_counter() - started
+    await nc.jetstream().add_stream(name="BENCHRAW", subjects=["benchraw.>"])
     await nc.close()
-    return count / elapsed
+    return await raw_publish_rate(url, "benchraw", count)
 
 
 async def votes(client: AthenaeumClient, topic: str, voters: int, latencies: list[float] | None = None) -> int:
@@ -67,7 +63,7 @@ async def run(count: int, clients: int) -> None:
         url = running_url(Path(home))
         assert url is not None
         try:
-            raw = await raw_publish_rate(url, count)
+            raw = await raw_rate(url, count)
             client = await AthenaeumClient.connect(url, "agent-0")
             started = time.perf_counter()
             sequential = await votes(client, "bench-sequential", count) / (time.perf_counter() - started)

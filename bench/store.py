@@ -26,15 +26,16 @@ from pathlib import Path
 
 import msgspec
 import nats
-from eventsourcing.application import AggregateNotFoundError
-from eventsourcing.persistence import StoredEvent
-from eventsourcing.utils import Environment
-
 from athenaeum.aggregates.application import AthenaeumApplication, EventMapper
 from athenaeum.aggregates.state import AggregateState, fold
 from athenaeum.events import Event
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.nats_server import NatsServer
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.utils import Environment
+
+from bench.baselines import raw_publish_rate
 
 
 class Bumped(Event, tag="BenchBumped"):
@@ -84,17 +85,7 @@ def publish_rates(server: NatsServer, count: int) -> None:
     factory = JetStreamFactory(Environment(env=env))
     recorder = factory.application_recorder()
 
-    async def raw() -> float:
-        nc = await nats.connect(server.url)
-        js = nc.jetstream()
-        started = time.perf_counter()
-        for n in range(count):
-            await js.publish(f"{env['ATHENAEUM_STREAM']}.raw.{n}", b'{"by":1}')
-        elapsed = time.perf_counter() - started
-        await nc.close()
-        return count / elapsed
-
-    raw_rate = asyncio.run(raw())
+    raw_rate = asyncio.run(raw_publish_rate(server.url, f"{env['ATHENAEUM_STREAM']}.raw", count))
     mapper = EventMapper(transcoder=None)  # type: ignore[arg-type]
     singles = [mapper.to_stored_event(bumped(f"single/{n}", 1)) for n in range(count)]
     insert_rate = rate(count, lambda: [recorder.insert_events([event]) for event in singles])

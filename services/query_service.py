@@ -12,7 +12,6 @@ from concurrent.futures import Executor
 from typing import Any
 
 import msgspec
-from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
