@@ -12,14 +12,19 @@ from datetime import datetime
 
 from athenaeum.aggregates.ratification_state import Ratification, Status, Vote
 from athenaeum.aggregates.rules import (
+    ARTIFACT_LIMIT,
     ActorMismatch,
     AlreadyExists,
+    AlreadyVoted,
     Context,
     Invalid,
     NotFound,
     NotHuman,
+    NotOpen,
     RuleViolation,
     Stamp,
+    VotingClosed,
+    require_electorate,
     require_slug,
     require_text,
 )
@@ -46,20 +51,8 @@ from athenaeum.events.ratification import (
 )
 
 
-class NotOpen(RuleViolation):
-    code = "not_open"
-
-
-class VotingClosed(RuleViolation):
-    code = "voting_closed"
-
-
 class NotRostered(RuleViolation):
     code = "not_rostered"
-
-
-class AlreadyVoted(RuleViolation):
-    code = "already_voted"
 
 
 class ShaMismatch(RuleViolation):
@@ -95,13 +88,8 @@ def freeze(
     if state is not None:
         raise AlreadyExists(f"ratification {topic!r} already exists; re-open as a new topic with supersedes", "topic")
     require_slug(topic, "topic")
-    require_text(artifact, "artifact")
-    if not roster:
-        raise Invalid("roster must name at least one agent", "roster")
-    for agent in roster:
-        require_slug(agent, "roster")
-    if len(set(roster)) != len(roster):
-        raise Invalid("roster names an agent twice", "roster")
+    require_text(artifact, "artifact", ARTIFACT_LIMIT)
+    require_electorate(roster, "roster")
     sha = sha256_of(artifact)
     if declared_sha256 is not None and declared_sha256.lower() != sha:
         raise ShaMismatch(f"declared sha256 {declared_sha256} differs from the artifact's {sha}", "sha256")

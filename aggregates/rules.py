@@ -4,6 +4,7 @@ context a command runs in, and the stamp that gives new events their envelope.""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -11,6 +12,8 @@ from typing import Any, TypeVar
 from athenaeum.events import Event
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
+ARTIFACT_LIMIT = 512 * 1024
 
 E = TypeVar("E", bound=Event)
 
@@ -44,6 +47,18 @@ class ActorMismatch(RuleViolation):
 
 class NotHuman(RuleViolation):
     code = "not_human"
+
+
+class NotOpen(RuleViolation):
+    code = "not_open"
+
+
+class VotingClosed(RuleViolation):
+    code = "voting_closed"
+
+
+class AlreadyVoted(RuleViolation):
+    code = "already_voted"
 
 
 @dataclass(frozen=True)
@@ -81,6 +96,18 @@ def require_slug(value: str, field: str) -> None:
         raise Invalid(f"{field}: {value!r} is not a kebab slug (^[a-z0-9][a-z0-9-]{{0,62}}$)", field)
 
 
-def require_text(value: str, field: str) -> None:
+def require_text(value: str, field: str, limit: int = TEXT_LIMIT) -> None:
     if not value.strip():
         raise Invalid(f"{field} must not be empty", field)
+    if len(value) > limit // 4 and len(value.encode()) > limit:  # encode only what might be over
+        raise Invalid(f"{field} is over its limit of {limit} bytes", field)
+
+
+def require_electorate(agents: Sequence[str], field: str) -> None:
+    """A non-empty list of distinct agent slugs: a roster, an electorate."""
+    if not agents:
+        raise Invalid(f"{field} must name at least one agent", field)
+    for agent in agents:
+        require_slug(agent, field)
+    if len(set(agents)) != len(agents):
+        raise Invalid(f"{field} names an agent twice", field)

@@ -17,7 +17,8 @@ import msgspec
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
-from athenaeum.services import cli_ratify
+from athenaeum.services import cli_quorum, cli_ratify
+from athenaeum.services.cli_args import UsageError
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
 from athenaeum.services.replies import Reply, encode
@@ -25,6 +26,8 @@ from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
+FAMILIES = {"ratify": cli_ratify, "quorum": cli_quorum}
+SUMMARIES = {tag: summarize for family in FAMILIES.values() for tag, summarize in family.SUMMARIES.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
     run.add_argument("--services", default="commands,timer,projector", help="which services run here (default: all)")
 
-    cli_ratify.add_verbs(subparsers, common)
+    for family in FAMILIES.values():
+        family.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: a scripted ratification on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
@@ -93,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
     query = _query(args)
     try:
-        command = None if query else cli_ratify.command_from(args)
-    except cli_ratify.UsageError as error:
+        command = None if query else FAMILIES[args.family].command_from(args)
+    except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
     url = args.nats or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL", "nats://127.0.0.1:4222")
@@ -114,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def schema() -> dict:
     """JSON Schemas (msgspec's) of every event by tag and every command by subject."""
-    import athenaeum.events.ratification  # noqa: F401  registers the family's events
+    import athenaeum.events.quorum  # noqa: F401  registers the families' events
+    import athenaeum.events.ratification  # noqa: F401
 
     events = sorted(event_registry.types().items())
     commands = [(route.subject, route.command) for route in ROUTES]
@@ -129,13 +134,8 @@ def schema() -> dict:
 def _query(args: argparse.Namespace) -> tuple[str, dict] | None:
     """The read-model query a verb asks, if it is a query."""
     after = {"after": args.after} if getattr(args, "after", None) is not None else {}
-    if args.family == "check":
-        return "check", {"agent": args.actor} | after
-    if args.family == "ratify" and args.verb == "show" and args.render:
-        return "ratification.render", {"topic": args.topic, "record": args.render} | after
-    if args.family == "ratify" and args.verb == "show":
-        return "ratification.show", {"topic": args.topic} | after
-    return None
+    query = ("check", {"agent": args.actor}) if args.family == "check" else FAMILIES[args.family].query_from(args)
+    return None if query is None else (query[0], query[1] | after)
 
 
 def show_answer(answer: dict, as_json: bool) -> None:
@@ -144,7 +144,7 @@ def show_answer(answer: dict, as_json: bool) -> None:
     elif not answer["ok"]:
         print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
     elif "text" in answer["result"]:
-        sys.stdout.write(answer["result"]["text"])
+        sys.stdout.write(answer["result"]["text"])  # a record: exact bytes, its own newlines
     elif "items" in answer["result"]:
         items = answer["result"]["items"]
         print(f"{len(items)} waiting on {answer['result']['agent']}")
@@ -156,23 +156,32 @@ def show_answer(answer: dict, as_json: bool) -> None:
 
 
 def show(reply: Reply, as_json: bool) -> None:
+    for warning in reply.warnings:
+        print(f"athenaeum: warning: {warning}", file=sys.stderr)
     if as_json:
         print(msgspec.json.encode(summary(reply)).decode())
     elif reply.ok:
         events = msgspec.json.decode(reply.events)
         print(f"done at position {reply.position}: {', '.join(e['type'] for e in events) or 'nothing to do'}")
+        for key, value in _facts(events).items():
+            print(f"{key:>16}: {value}")
     elif reply.error is not None:
         where = f" ({reply.error.field})" if reply.error.field else ""
         print(f"rejected: {reply.error.code}{where}: {reply.error.message}")
 
 
 def summary(reply: Reply) -> dict:
-    """The reply, plus the facts of a freeze at the top level for scripts."""
+    """The reply, plus the facts scripts need (a new proposal's id, a frozen sha) at its top level."""
     body = msgspec.json.decode(encode(reply))
-    for event in body.get("events", []):
-        if event["type"] == "ArtifactFrozen":
-            body |= {key: event[key] for key in ("artifact_sha256", "expires_at")} | {"topic": event["originator_id"]}
-    return body
+    return body | _facts(body.get("events", []))
+
+
+def _facts(events: list[dict]) -> dict:
+    facts: dict = {}
+    for event in events:
+        if (summarize := SUMMARIES.get(event["type"])) is not None:
+            facts |= summarize(event)
+    return facts
 
 
 if __name__ == "__main__":

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from athenaeum.events.commands import Command
@@ -16,13 +14,7 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
-
-_DURATION = re.compile(r"^(\d+)([smhd])$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-
-
-class UsageError(ValueError):
-    """Arguments that cannot become a command; exit code 2."""
+from athenaeum.services.cli_args import UsageError, agents, moment
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -77,10 +69,10 @@ def command_from(args: argparse.Namespace) -> Command:
             artifact = _read(args.artifact) if args.artifact else args.text
             return InitRatification(
                 topic=args.topic,
-                roster=[agent.strip() for agent in args.roster.split(",") if agent.strip()],
+                roster=agents(args.roster),
                 artifact=artifact,
                 mode=Mode(args.mode),
-                expires_at=_expiry(args.expires_in, args.expires_at),
+                expires_at=moment(args.expires_in, args.expires_at, "--expires-in", "--expires-at"),
                 sha256=args.sha256,
                 artifact_origin=str(args.artifact) if args.artifact else "inline",
                 supersedes=args.supersedes,
@@ -108,29 +100,30 @@ def command_from(args: argparse.Namespace) -> Command:
     raise UsageError(f"unknown verb {args.verb}")
 
 
+def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    """The read-model query a verb asks, if it is a query."""
+    if args.verb != "show":
+        return None
+    if args.render:
+        return "ratification.render", {"topic": args.topic, "record": args.render}
+    return "ratification.show", {"topic": args.topic}
+
+
+# The facts scripts need from a reply's events, lifted to its top level.
+SUMMARIES = {
+    "ArtifactFrozen": lambda event: {
+        "topic": event["originator_id"],
+        "artifact_sha256": event["artifact_sha256"],
+        "expires_at": event["expires_at"],
+    },
+}
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_bytes().decode("utf-8")  # exact bytes: no newline translation
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"--artifact: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
-
-
-def _expiry(expires_in: str | None, expires_at: str | None) -> datetime | None:
-    if expires_at:
-        try:
-            moment = datetime.fromisoformat(expires_at)
-        except ValueError as error:
-            raise UsageError(f"--expires-at: {expires_at!r} is not an ISO 8601 time") from error
-        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-    if expires_in:
-        match = _DURATION.match(expires_in)
-        if match is None:
-            raise UsageError(f"--expires-in: {expires_in!r} is not a duration like 72h, 14d or 30m")
-        try:
-            return datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-        except OverflowError as error:
-            raise UsageError(f"--expires-in: {expires_in!r} is too far in the future") from error
-    return None
 
 
 def _dissent_item(text: str, option: str) -> DissentItem:

@@ -15,7 +15,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
 from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.aggregates.rules import Context, RuleViolation
+from athenaeum.aggregates.rules import Context, NotFound, RuleViolation
 from athenaeum.events import Event
 from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
 from athenaeum.services.replies import NO_EVENTS, Reply, encode_events
@@ -94,6 +94,17 @@ class CommandHandler:
     def _applied(self, marker: str) -> Reply | None:
         stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]
         return None if stored is None else _replay(stored)
+
+
+def existing(decide: Decide, what: str, field: str) -> Decide:
+    """``decide`` for a command on an aggregate that must exist (``what``, named by ``field``)."""
+
+    def checked(state: Any, context: Context) -> list[Event]:
+        if state is None:
+            raise NotFound(f"no {what}", field)
+        return decide(state, context)
+
+    return checked
 
 
 def _replay(marker: Any) -> Reply:

@@ -8,11 +8,24 @@ import threading
 from collections.abc import Callable, Sequence
 
 from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.projectors import pending_work, ratification_status
+from athenaeum.projectors import (
+    pending_quorum,
+    pending_ratification,
+    quorum_scratchpad,
+    quorum_status,
+    ratification_status,
+)
 from athenaeum.projectors.views import Change, project_all
 from athenaeum.services.read_models import ReadModelStore
 
-PROJECTORS = (ratification_status.project, pending_work.project)
+# Order matters: later projectors read the status views as already updated for the event.
+PROJECTORS = (
+    ratification_status.project,
+    quorum_status.project,
+    quorum_scratchpad.project,
+    pending_ratification.project,
+    pending_quorum.project,
+)
 PROJECTION = "views"
 log = logging.getLogger(__name__)
 

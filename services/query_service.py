@@ -15,7 +15,7 @@ import msgspec
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.projectors import pending_work, ratification_records, ratification_status
+from athenaeum.projectors import pending_work, quorum_status, ratification_records, ratification_status
 from athenaeum.services.command_service import concurrently
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.replies import malformed
@@ -41,6 +41,10 @@ class RenderRatification(Query, frozen=True):
     record: str
 
 
+class ShowProposal(Query, frozen=True):
+    proposal_id: str
+
+
 class Answer(msgspec.Struct, omit_defaults=True):
     ok: bool
     position: int | None = None
@@ -49,10 +53,29 @@ class Answer(msgspec.Struct, omit_defaults=True):
 
 
 def show_ratification(runner: ProjectionRunner, query: ShowRatification, humans: frozenset[str]) -> Answer:
-    document = runner.store.get(ratification_status.VIEW, query.topic)
+    return _document(runner, ratification_status.VIEW, query.topic, f"ratification {query.topic!r}", "topic")
+
+
+def show_proposal(runner: ProjectionRunner, query: ShowProposal, humans: frozenset[str]) -> Answer:
+    return _document(runner, quorum_status.VIEW, query.proposal_id, f"proposal {query.proposal_id!r}", "proposal_id")
+
+
+def announce_proposal(runner: ProjectionRunner, query: ShowProposal, humans: frozenset[str]) -> Answer:
+    answer = show_proposal(runner, query, humans)
+    if answer.ok:
+        answer.result = {"record": "announcement", "text": quorum_status.announcement(answer.result) + "\n"}
+    return answer
+
+
+def _document(runner: ProjectionRunner, view: str, key: str, what: str, field: str) -> Answer:
+    document = runner.store.get(view, key)
     if document is None:
-        return Answer(ok=False, error={"code": "not_found", "message": f"no ratification {query.topic!r}", "field": "topic"})
+        return _not_found(f"no {what}", field)
     return Answer(ok=True, position=runner.position, result=document)
+
+
+def _not_found(message: str, field: str) -> Answer:
+    return Answer(ok=False, error={"code": "not_found", "message": message, "field": field})
 
 
 def check(runner: ProjectionRunner, query: Check, humans: frozenset[str]) -> Answer:
@@ -65,17 +88,19 @@ def check(runner: ProjectionRunner, query: Check, humans: frozenset[str]) -> Ans
 def render_ratification(runner: ProjectionRunner, query: RenderRatification, humans: frozenset[str]) -> Answer:
     events = list(runner.app.events.get(query.topic))
     if not events:
-        return Answer(ok=False, error={"code": "not_found", "message": f"no ratification {query.topic!r}", "field": "topic"})
+        return _not_found(f"no ratification {query.topic!r}", "topic")
     try:
         text = ratification_records.render(query.record, events)
     except ratification_records.NotRendered as missing:
-        return Answer(ok=False, error={"code": "not_found", "message": str(missing), "field": "record"})
+        return _not_found(str(missing), "record")
     return Answer(ok=True, position=runner.position, result={"record": query.record, "text": text})
 
 
 QUERIES: dict[str, tuple[type[Query], Callable[[ProjectionRunner, Any, frozenset[str]], Answer]]] = {
     "ratification.show": (ShowRatification, show_ratification),
     "ratification.render": (RenderRatification, render_ratification),
+    "quorum.show": (ShowProposal, show_proposal),
+    "quorum.announcement": (ShowProposal, announce_proposal),
     "check": (Check, check),
 }
 

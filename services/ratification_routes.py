@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from athenaeum.aggregates import ratification as rules
 from athenaeum.aggregates.ratification_state import evolve
-from athenaeum.aggregates.rules import NotFound
 from athenaeum.aggregates.state import fold
+from athenaeum.events import Event
+from athenaeum.events.ratification import ArtifactFrozen
 from athenaeum.events.ratification_commands import (
     CancelRatification,
     CastVote,
@@ -16,7 +17,9 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
-from athenaeum.services.command_handler import CommandHandler, Decide
+from athenaeum.projectors import ratification_status
+from athenaeum.services.command_handler import CommandHandler, Decide, existing
+from athenaeum.services.deadlines import Deadline
 from athenaeum.services.replies import Reply
 
 project = fold(evolve)
@@ -70,10 +73,16 @@ def expire(handler: CommandHandler, command: ExpireRatification, actor: str) -> 
     return _on_existing(handler, command.topic, actor, command.command_id, rules.expire)
 
 
-def _on_existing(handler: CommandHandler, topic: str, actor: str, command_id: str | None, decide: Decide) -> Reply:
-    def checked(state, context):  # type: ignore[no-untyped-def]
-        if state is None:
-            raise NotFound(f"no ratification {topic!r}", "topic")
-        return decide(state, context)
+def expire_by_timer(handler: CommandHandler, topic: str, actor: str) -> Reply:
+    return expire(handler, ExpireRatification(topic=topic, command_id=f"expire:{topic}"), actor)
 
-    return handler.handle(topic, project, checked, actor, command_id)
+
+def _expires_at(event: Event) -> datetime | None:
+    return event.expires_at if isinstance(event, ArtifactFrozen) else None
+
+
+DEADLINE = Deadline("ratification", ratification_status.VIEW, "expires_at", _expires_at, expire_by_timer, project)
+
+
+def _on_existing(handler: CommandHandler, topic: str, actor: str, command_id: str | None, decide: Decide) -> Reply:
+    return handler.handle(topic, project, existing(decide, f"ratification {topic!r}", "topic"), actor, command_id)

@@ -89,10 +89,11 @@ class ReadModelStore:
             row = cursor.fetchone()
         return None if row is None else msgspec.json.decode(row[0])
 
-    def documents(self, view: str) -> list[Document]:
+    def documents(self, view: str) -> dict[str, Document]:
+        """Every document of ``view``, by key."""
         with self._transaction() as cursor:
-            cursor.execute(self._sql("SELECT document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
-            return [msgspec.json.decode(row[0]) for row in cursor.fetchall()]
+            cursor.execute(self._sql("SELECT key, document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
+            return {key: msgspec.json.decode(document) for key, document in cursor.fetchall()}
 
     def position(self, projection: str) -> int | None:
         with self._transaction() as cursor:

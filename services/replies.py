@@ -25,6 +25,7 @@ class Reply(msgspec.Struct):
     position: int | None = None
     events: msgspec.Raw = NO_EVENTS  # the JSON array of the events appended
     error: ErrorBody | None = None
+    warnings: list[str] = []  # accepted, but worth a second look (a proposal over short form)
 
     @classmethod
     def accepted(cls, position: int | None, events: msgspec.Raw) -> Reply:
@@ -35,10 +36,11 @@ class Reply(msgspec.Struct):
         return cls(ok=False, error=ErrorBody(code, message, field))
 
 
-class _Accepted(msgspec.Struct):
+class _Accepted(msgspec.Struct, omit_defaults=True):
     ok: bool
     position: int | None
     events: msgspec.Raw
+    warnings: list[str] = []
 
 
 class _Rejected(msgspec.Struct):
@@ -56,7 +58,7 @@ def encode_events(events: Sequence[Event]) -> msgspec.Raw:
 def encode(reply: Reply) -> bytes:
     """Exactly the documented shape: an accepted reply has no error, a rejected one no events."""
     if reply.ok:
-        return _encoder.encode(_Accepted(True, reply.position, reply.events))
+        return _encoder.encode(_Accepted(True, reply.position, reply.events, reply.warnings))
     return _encoder.encode(_Rejected(False, reply.error))
 
 

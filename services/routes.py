@@ -18,8 +18,18 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
+from athenaeum.events.quorum_commands import (
+    AckProposal,
+    BreakTie,
+    ExpireProposal,
+    NackProposal,
+    OverrideProposal,
+    ProposeQuorum,
+)
+from athenaeum.services import quorum_routes as quorum
 from athenaeum.services import ratification_routes as ratification
 from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.deadlines import Deadline
 from athenaeum.services.replies import Reply
 
 SUBJECT_PREFIX = "athenaeum.cmd"
@@ -43,4 +53,12 @@ ROUTES = (
     Route("ratification", "split", SplitAtom, ratification.split),
     Route("ratification", "cancel", CancelRatification, ratification.cancel),
     Route("ratification", "expire", ExpireRatification, ratification.expire),
+    Route("quorum", "propose", ProposeQuorum, quorum.propose),
+    Route("quorum", "ack", AckProposal, quorum.ack),
+    Route("quorum", "nack", NackProposal, quorum.nack),
+    Route("quorum", "tiebreak", BreakTie, quorum.tiebreak),
+    Route("quorum", "override", OverrideProposal, quorum.override),
+    Route("quorum", "expire", ExpireProposal, quorum.expire),
 )
+
+DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (ratification.DEADLINE, quorum.DEADLINE)}

@@ -1,7 +1,9 @@
 """Changed view documents, also put into a JetStream KV bucket so other tools can watch them.
 
 Keys are ``<view>.<key>`` (``ratifications.adr-7``, ``pending.alice``), the key escaped with
-``=XX`` for any byte a KV key cannot hold; a removed document is deleted from the bucket.
+``=XX`` for any byte a KV key cannot hold; a view named as a path (``fleet/quorum``) is a
+namespace the fleet's tools already read, so its keys join with ``/``
+(``fleet/quorum/0A1B2C3D``). A removed document is deleted from the bucket.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ BUCKET = "athenaeum-views"
 
 
 def kv_key(view: str, key: str) -> str:
-    return f"{view}.{escape(key, marker='=')}"
+    return f"{view}{'/' if '/' in view else '.'}{escape(key, marker='=')}"
 
 
 class ViewBucket:

@@ -1,0 +1,73 @@
+"""Quorum items of the ``pending`` view: electors vote while open; a coordinator breaks a tie."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from athenaeum.events import Event
+from athenaeum.events.quorum import (
+    CoordinatorOverridden,
+    CoordinatorTieBroken,
+    ProposalAccepted,
+    ProposalAcked,
+    ProposalExpired,
+    ProposalNacked,
+    ProposalOpened,
+    ProposalRejected,
+    ProposalVetoed,
+    TieDeclared,
+)
+from athenaeum.projectors import quorum_status
+from athenaeum.projectors.pending_work import Pending
+from athenaeum.projectors.views import Change, Lookup
+
+
+def project(event: Event, lookup: Lookup) -> list[Change]:
+    pending = Pending(lookup, "quorum")
+    _apply(event, pending)
+    return pending.changes()
+
+
+def _clear(pending: Pending, proposal_id: str) -> None:
+    """Nothing is left to do on a proposal once voting has ended."""
+    status = pending.lookup(quorum_status.VIEW, proposal_id) or {}
+    for agent in [*status.get("electorate", []), status.get("coordinator")]:
+        if agent:
+            pending.remove(agent, proposal_id)
+
+
+@singledispatch
+def _apply(event: Event, pending: Pending) -> None:
+    pass
+
+
+@_apply.register
+def _(event: ProposalOpened, pending: Pending) -> None:
+    for agent in event.electorate:
+        pending.add(agent, event.originator_id, "vote", msgspec.to_builtins(event.deadline))
+
+
+@_apply.register(ProposalAcked)
+@_apply.register(ProposalNacked)
+def _(event: ProposalAcked | ProposalNacked, pending: Pending) -> None:
+    pending.remove(event.agent, event.originator_id, "vote")
+
+
+@_apply.register
+def _(event: TieDeclared, pending: Pending) -> None:
+    _clear(pending, event.originator_id)
+    coordinator = (pending.lookup(quorum_status.VIEW, event.originator_id) or {}).get("coordinator")
+    if coordinator:
+        pending.add(coordinator, event.originator_id, "tiebreak")
+
+
+@_apply.register(ProposalAccepted)
+@_apply.register(ProposalRejected)
+@_apply.register(ProposalVetoed)
+@_apply.register(ProposalExpired)
+@_apply.register(CoordinatorTieBroken)
+@_apply.register(CoordinatorOverridden)
+def _(event: Event, pending: Pending) -> None:
+    _clear(pending, event.originator_id)

@@ -1,0 +1,86 @@
+"""Ratification items of the ``pending`` view: vote while open, decide (humans), split."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from athenaeum.events import Event
+from athenaeum.events.ratification import (
+    ArtifactDecomposed,
+    ArtifactFrozen,
+    ArtifactRatified,
+    AtomSplit,
+    HumanChoice,
+    HumanDecisionRecorded,
+    RatificationCanceled,
+    RatificationRejected,
+    VoteCast,
+    VotesTallied,
+)
+from athenaeum.projectors import ratification_status
+from athenaeum.projectors.pending_work import HUMANS, Pending
+from athenaeum.projectors.views import Change, Lookup
+
+
+def project(event: Event, lookup: Lookup) -> list[Change]:
+    pending = Pending(lookup, "ratification")
+    _apply(event, pending)
+    return pending.changes()
+
+
+def _status(pending: Pending, topic: str) -> dict:
+    return pending.lookup(ratification_status.VIEW, topic) or {}
+
+
+@singledispatch
+def _apply(event: Event, pending: Pending) -> None:
+    pass
+
+
+@_apply.register
+def _(event: ArtifactFrozen, pending: Pending) -> None:
+    for agent in event.roster:
+        pending.add(agent, event.originator_id, "vote", msgspec.to_builtins(event.expires_at))
+
+
+@_apply.register
+def _(event: VoteCast, pending: Pending) -> None:
+    pending.remove(event.agent, event.originator_id, "vote")
+
+
+@_apply.register
+def _(event: VotesTallied, pending: Pending) -> None:
+    for agent in event.abstentions:
+        pending.remove(agent, event.originator_id, "vote")
+
+
+@_apply.register
+def _(event: ArtifactDecomposed, pending: Pending) -> None:
+    pending.add(HUMANS, event.originator_id, "decide")
+
+
+@_apply.register
+def _(event: HumanDecisionRecorded, pending: Pending) -> None:
+    pending.remove(HUMANS, event.originator_id, "decide")
+    if event.decision is HumanChoice.DECOMPOSE_FURTHER:
+        merge_writer = _status(pending, event.originator_id).get("tally", {}).get("merge_writer")
+        if merge_writer:
+            pending.add(merge_writer, event.originator_id, "split")
+
+
+@_apply.register
+def _(event: AtomSplit, pending: Pending) -> None:
+    # The status view, already updated for this event, says whether more atoms wait.
+    if not _status(pending, event.originator_id).get("awaiting_split"):
+        pending.remove(event.actor, event.originator_id, "split")
+        pending.add(HUMANS, event.originator_id, "decide")
+
+
+@_apply.register(ArtifactRatified)
+@_apply.register(RatificationRejected)
+@_apply.register(RatificationCanceled)
+def _(event: Event, pending: Pending) -> None:
+    for agent in [*_status(pending, event.originator_id).get("roster", []), HUMANS]:
+        pending.remove(agent, event.originator_id)

@@ -1,0 +1,125 @@
+"""Where does proposal P stand: the ``proposals`` view, one document per proposal.
+
+Quorum votes are public: the document lists who ACKed and who NACKed, with reasons.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from athenaeum.events import Event
+from athenaeum.events.quorum import (
+    COORDINATOR_VETO,
+    CoordinatorOverridden,
+    CoordinatorTieBroken,
+    ProposalAccepted,
+    ProposalAcked,
+    ProposalExpired,
+    ProposalNacked,
+    ProposalOpened,
+    ProposalRejected,
+    ProposalVetoed,
+    TieDeclared,
+)
+from athenaeum.projectors.views import Change, Document, Lookup
+
+VIEW = "proposals"
+_to_builtins = msgspec.to_builtins
+
+
+def project(event: Event, lookup: Lookup) -> list[Change]:
+    current = lookup(VIEW, event.originator_id)
+    document = _apply(event, current or {})
+    return [] if document is None else [Change(VIEW, event.originator_id, document)]
+
+
+def announcement(document: Document) -> str:
+    """The line posted to the fleet channel (PROTOCOLS.md section 2)."""
+    pid = document["proposal_id"]
+    return (
+        f"[QUORUM:{pid}] {document['text']}\n"
+        f"Threshold: {document['threshold']}/{document['total']}\n"
+        f"Deadline: {document['deadline']}\n"
+        f"Reply: ACK {pid} or NACK {pid} <reason>"
+    )
+
+
+def _closed(event: Event, current: Document, status: str, reason: str, **more: object) -> Document:
+    return current | {"status": status, "reason": reason, "closed_at": _to_builtins(event.timestamp)} | more
+
+
+@singledispatch
+def _apply(event: Event, current: Document) -> Document | None:
+    return None
+
+
+@_apply.register
+def _(event: ProposalOpened, current: Document) -> Document:
+    return {
+        "proposal_id": event.originator_id,
+        "status": "open",
+        "text": event.text,
+        "proposer": event.proposer,
+        "electorate": list(event.electorate),
+        "threshold": event.threshold,
+        "total": event.total,
+        "deadline": _to_builtins(event.deadline),
+        "veto_on_nack": event.veto_on_nack,
+        "coordinator": event.coordinator,
+        "opened_at": _to_builtins(event.timestamp),
+        "acks": [],
+        "nacks": [],
+        "reason": None,
+        "decided_by": None,
+        "closed_at": None,
+    }
+
+
+@_apply.register
+def _(event: ProposalAcked, current: Document) -> Document:
+    return current | {"acks": [*current["acks"], event.agent]}
+
+
+@_apply.register
+def _(event: ProposalNacked, current: Document) -> Document:
+    return current | {"nacks": [*current["nacks"], {"agent": event.agent, "reason": event.reason}]}
+
+
+@_apply.register
+def _(event: ProposalAccepted, current: Document) -> Document:
+    return _closed(event, current, "accepted", "threshold-reached")
+
+
+@_apply.register
+def _(event: ProposalRejected, current: Document) -> Document:
+    return _closed(event, current, "rejected", event.reason)
+
+
+@_apply.register
+def _(event: ProposalVetoed, current: Document) -> Document:
+    return _closed(event, current, "vetoed", COORDINATOR_VETO, decided_by=event.by)
+
+
+@_apply.register
+def _(event: ProposalExpired, current: Document) -> Document:
+    return _closed(event, current, "expired", "deadline-passed")
+
+
+@_apply.register
+def _(event: TieDeclared, current: Document) -> Document:
+    return current | {"status": "awaiting-coordinator", "reason": "tie"}
+
+
+@_apply.register
+def _(event: CoordinatorTieBroken, current: Document) -> Document:
+    return _closed(event, current, _STATUS[event.decision.value], "coordinator-tiebreak", decided_by=event.actor)
+
+
+@_apply.register
+def _(event: CoordinatorOverridden, current: Document) -> Document:
+    return _closed(event, current, _STATUS[event.decision.value], event.reason, decided_by=event.actor, overridden=True)
+
+
+_STATUS = {"accept": "accepted", "reject": "rejected"}

@@ -1,0 +1,24 @@
+"""Families whose aggregates close by themselves at a deadline, as the timer service sees them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from athenaeum.events import Event
+from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.replies import Reply
+
+
+class Deadline(NamedTuple):
+    family: str  # the timer subjects' token: ``<T>.schedule.<family>.<id>``
+    view: str  # the status view swept at start-up: documents with ``status`` and ``due_field``
+    due_field: str
+    due: Callable[[Event], datetime | None]  # the deadline an event sets, if it sets one
+    expire: Callable[[CommandHandler, str, str], Reply]  # (handler, aggregate id, actor)
+    project: Callable[[Any, Any], Any]  # the family's fold, to see whether it closed
+
+    def is_open(self, handler: CommandHandler, aggregate_id: str) -> bool:
+        state = handler.load(aggregate_id, self.project)
+        return state is not None and state.status.value == "open"
