@@ -143,8 +143,8 @@ def show_answer(answer: dict, as_json: bool) -> None:
         print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
     elif not answer["ok"]:
         print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
-    elif "text" in answer["result"]:
-        sys.stdout.write(answer["result"]["text"])  # a record: exact bytes, its own newlines
+    elif "record" in answer["result"]:
+        sys.stdout.write(answer["result"]["text"])  # exact bytes, its own newlines
     elif "items" in answer["result"]:
         items = answer["result"]["items"]
         print(f"{len(items)} waiting on {answer['result']['agent']}")
@@ -152,7 +152,15 @@ def show_answer(answer: dict, as_json: bool) -> None:
             print(f"  {item['kind']:<14} {item['id']:<24} {item['action']:<8} {item.get('deadline') or ''}")
     else:
         for key, value in answer["result"].items():
-            print(f"{key:>16}: {value}")
+            print(f"{key:>16}: {_readable(value)}")
+
+
+def _readable(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(_readable(item) for item in value) or "-"
+    if isinstance(value, dict):
+        return " ".join(f"{key}={_readable(item)}" for key, item in value.items())
+    return "-" if value is None else str(value)
 
 
 def show(reply: Reply, as_json: bool) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+from athenaeum.services.deadlines import ceil_second
+
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
@@ -32,7 +34,7 @@ def moment(after: str | None, at: str | None, after_option: str, at_option: str)
         if match is None:
             raise UsageError(f"{after_option}: {after!r} is not a duration like 72h, 14d or 30m")
         try:
-            return datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+            return ceil_second(datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
         except OverflowError as error:
             raise UsageError(f"{after_option}: {after!r} is too far in the future") from error
     return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 from athenaeum.events import Event
@@ -22,3 +22,10 @@ class Deadline(NamedTuple):
     def is_open(self, handler: CommandHandler, aggregate_id: str) -> bool:
         state = handler.load(aggregate_id, self.project)
         return state is not None and state.status.value == "open"
+
+
+def ceil_second(moment: datetime) -> datetime:
+    """``moment`` rounded up to a whole second: schedules keep whole seconds, and a deadline
+    rounded up never fires before its time."""
+    whole = moment.replace(microsecond=0)
+    return whole + timedelta(seconds=1) if moment.microsecond else whole

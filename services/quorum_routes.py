@@ -23,7 +23,7 @@ from athenaeum.events.quorum_commands import (
 )
 from athenaeum.projectors import quorum_status
 from athenaeum.services.command_handler import CommandHandler, Decide, existing
-from athenaeum.services.deadlines import Deadline
+from athenaeum.services.deadlines import Deadline, ceil_second
 from athenaeum.services.replies import Reply
 
 project = fold(evolve)
@@ -59,7 +59,7 @@ def _open(handler: CommandHandler, command: ProposeQuorum, actor: str, proposal_
             proposal_id=proposal_id,
             text=command.text,
             electorate=command.electorate,
-            deadline=command.deadline or context.now + DEFAULT_DEADLINE,
+            deadline=command.deadline or ceil_second(context.now + DEFAULT_DEADLINE),
             threshold=command.threshold,
             total=command.total,
             preset=command.preset,

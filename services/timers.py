@@ -14,7 +14,7 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import Executor
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import msgspec
 from nats.aio.client import Client
@@ -22,7 +22,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import NotFoundError
 
 from athenaeum.services.command_handler import CommandHandler
-from athenaeum.services.deadlines import Deadline
+from athenaeum.services.deadlines import Deadline, ceil_second
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.routes import DEADLINES
@@ -80,11 +80,7 @@ class TimerService:
 
     async def schedule(self, family: str, aggregate_id: str, at: datetime) -> None:
         token = escape(aggregate_id)
-        # Schedules have whole seconds: round up, since an expiry that fires early does nothing.
-        due = at.astimezone(timezone.utc)
-        if due.microsecond:
-            due = due.replace(microsecond=0) + timedelta(seconds=1)
-        when = due.strftime("%Y-%m-%dT%H:%M:%SZ")
+        when = ceil_second(at.astimezone(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
         await self.js.publish(
             f"{self.stream}.schedule.{family}.{token}",
             b"",

@@ -7,47 +7,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from tests.services.conftest import ATHENAEUM, Served
 
-ATHENAEUM = [sys.executable, "-m", "athenaeum.services.cli"]
 TEXT = "# ADR 3\nUse the ledger.\n"
 SHA = hashlib.sha256(TEXT.encode()).hexdigest()
-
-
-class Served:
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
-        env.pop("ATHENAEUM_NATS_URL", None)
-        self.process = subprocess.Popen(
-            [*ATHENAEUM, "serve", "--data-dir", str(data_dir)], stdout=subprocess.PIPE, text=True, env=env
-        )
-        self.ready_line = self.process.stdout.readline()  # blocks until ready, or EOF if it died
-
-    def run(self, *args: str, actor: str = "alice") -> subprocess.CompletedProcess[str]:
-        env = os.environ.copy()
-        env.pop("ATHENAEUM_NATS_URL", None)
-        return subprocess.run(
-            [*ATHENAEUM, *args, "--data-dir", str(self.data_dir), "--as", actor],
-            capture_output=True, text=True, timeout=60, env=env,
-        )
-
-    def stop(self) -> int:
-        self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
-
-
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[Served]:
-    served = Served(tmp_path / "home")
-    yield served
-    if served.process.poll() is None:
-        served.stop()
 
 
 def test_serve_announces_itself_and_records_where_it_listens(served: Served) -> None:
