@@ -20,14 +20,7 @@ from athenaeum.events.quorum import (
     TieDeclared,
 )
 from athenaeum.projectors import quorum_status
-from athenaeum.projectors.pending_work import Pending
-from athenaeum.projectors.views import Change, Lookup
-
-
-def project(event: Event, lookup: Lookup) -> list[Change]:
-    pending = Pending(lookup, "quorum")
-    _apply(event, pending)
-    return pending.changes()
+from athenaeum.projectors.pending_work import Pending, pending_projector
 
 
 def _clear(pending: Pending, proposal_id: str) -> None:
@@ -41,6 +34,9 @@ def _clear(pending: Pending, proposal_id: str) -> None:
 @singledispatch
 def _apply(event: Event, pending: Pending) -> None:
     pass
+
+
+project = pending_projector("quorum", _apply)  # the cases below register on ``_apply``
 
 
 @_apply.register

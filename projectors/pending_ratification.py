@@ -20,14 +20,7 @@ from athenaeum.events.ratification import (
     VotesTallied,
 )
 from athenaeum.projectors import ratification_status
-from athenaeum.projectors.pending_work import HUMANS, Pending
-from athenaeum.projectors.views import Change, Lookup
-
-
-def project(event: Event, lookup: Lookup) -> list[Change]:
-    pending = Pending(lookup, "ratification")
-    _apply(event, pending)
-    return pending.changes()
+from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
 
 
 def _status(pending: Pending, topic: str) -> dict:
@@ -37,6 +30,9 @@ def _status(pending: Pending, topic: str) -> dict:
 @singledispatch
 def _apply(event: Event, pending: Pending) -> None:
     pass
+
+
+project = pending_projector("ratification", _apply)  # the cases below register on ``_apply``
 
 
 @_apply.register

@@ -7,9 +7,10 @@ of its own ``kind``, through ``Pending``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from athenaeum.projectors.views import Change, Lookup
+from athenaeum.projectors.views import Change, Lookup, Projector
 
 VIEW = "pending"
 HUMANS = "@humans"
@@ -50,3 +51,14 @@ class Pending:
 
 def _order(item: Item) -> tuple[str, str, str]:
     return item["kind"], item["id"], item["action"]
+
+
+def pending_projector(kind: str, apply: Callable[[Any, Pending], None]) -> Projector:
+    """The projector of one family's items: ``apply`` edits them through a ``Pending``."""
+
+    def project(event: Any, lookup: Lookup) -> list[Change]:
+        pending = Pending(lookup, kind)
+        apply(event, pending)
+        return pending.changes()
+
+    return project

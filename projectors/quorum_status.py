@@ -23,16 +23,10 @@ from athenaeum.events.quorum import (
     ProposalVetoed,
     TieDeclared,
 )
-from athenaeum.projectors.views import Change, Document, Lookup
+from athenaeum.projectors.views import Document, per_aggregate
 
 VIEW = "proposals"
 _to_builtins = msgspec.to_builtins
-
-
-def project(event: Event, lookup: Lookup) -> list[Change]:
-    current = lookup(VIEW, event.originator_id)
-    document = _apply(event, current or {})
-    return [] if document is None else [Change(VIEW, event.originator_id, document)]
 
 
 def announcement(document: Document) -> str:
@@ -53,6 +47,9 @@ def _closed(event: Event, current: Document, status: str, reason: str, **more: o
 @singledispatch
 def _apply(event: Event, current: Document) -> Document | None:
     return None
+
+
+project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 
 
 @_apply.register

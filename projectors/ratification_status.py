@@ -21,21 +21,18 @@ from athenaeum.events.ratification import (
     VoteCast,
     VotesTallied,
 )
-from athenaeum.projectors.views import Change, Document, Lookup
+from athenaeum.projectors.views import Document, per_aggregate
 
 VIEW = "ratifications"
 _to_builtins = msgspec.to_builtins
 
 
-def project(event: Event, lookup: Lookup) -> list[Change]:
-    current = lookup(VIEW, event.originator_id)
-    document = _apply(event, current or {})
-    return [] if document is None else [Change(VIEW, event.originator_id, document)]
-
-
 @singledispatch
 def _apply(event: Event, current: Document) -> Document | None:
     return None
+
+
+project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 
 
 @_apply.register

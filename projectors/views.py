@@ -18,6 +18,17 @@ class Change(NamedTuple):
 Projector = Callable[[Any, Lookup], list[Change]]
 
 
+def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) -> Projector:
+    """A projector keeping one document per aggregate, keyed by its id. ``apply`` gets the
+    current document (empty when there is none) and returns the new one, or None to leave it."""
+
+    def project(event: Any, lookup: Lookup) -> list[Change]:
+        document = apply(event, lookup(view, event.originator_id) or {})
+        return [] if document is None else [Change(view, event.originator_id, document)]
+
+    return project
+
+
 def project_all(projectors: tuple[Projector, ...], event: Any, lookup: Lookup) -> list[Change]:
     """Every projector's changes for ``event``; later projectors see earlier ones' changes."""
     pending: dict[tuple[str, str], Document | None] = {}
