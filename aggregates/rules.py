@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 from athenaeum.events import Event
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
+PAGE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+PAGE_PATH_LIMIT = 255
 TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
 ARTIFACT_LIMIT = 512 * 1024
 
@@ -94,6 +96,12 @@ class Stamp:
 def require_slug(value: str, field: str) -> None:
     if not SLUG.match(value):
         raise Invalid(f"{field}: {value!r} is not a kebab slug (^[a-z0-9][a-z0-9-]{{0,62}}$)", field)
+
+
+def require_page_path(value: str, field: str) -> None:
+    """A relative path of plain segments (``wiki/canon/rules.md``): no ``..``, no leading ``/``."""
+    if len(value) > PAGE_PATH_LIMIT or not PAGE_PATH.match(value):
+        raise Invalid(f"{field}: {value!r} is not a page path (segments of letters, digits, '.', '_', '-')", field)
 
 
 def require_text(value: str, field: str, limit: int = TEXT_LIMIT) -> None:

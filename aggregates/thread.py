@@ -1,0 +1,250 @@
+"""Dialogue thread rules (PROTOCOLS.md section 3): every entry after the first scores the
+entry before it; a closure states the running sum; a human recognizes or refuses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from athenaeum.aggregates.rules import (
+    AlreadyExists,
+    Context,
+    Invalid,
+    NotHuman,
+    RuleViolation,
+    Stamp,
+    require_page_path,
+    require_slug,
+    require_text,
+)
+from athenaeum.aggregates.thread_state import Closure, Status, Thread
+from athenaeum.events import Event
+from athenaeum.events.thread import (
+    Axis,
+    ClosureRecognized,
+    ClosureRefused,
+    Crystallization,
+    EntryAppended,
+    EntryKind,
+    Evaluation,
+    OpenQuestion,
+    OpenQuestionAdded,
+    ThreadCrystallized,
+    ThreadOpened,
+    ThreadReopened,
+    Vector,
+)
+
+TOLERANCE = 0.01  # a closure's current_at_close may differ from the sum by this much per axis
+_EPSILON = 1e-9  # float sums at exactly the tolerance still pass
+
+
+class MissingLastEval(RuleViolation):
+    code = "missing_last_eval"
+
+
+class BadEvalRef(RuleViolation):
+    code = "bad_eval_ref"
+
+
+class SelfEvaluation(RuleViolation):
+    code = "self_evaluation"
+
+
+class ThreadNotOpen(RuleViolation):
+    code = "thread_not_open"
+
+
+class ThreadClosed(RuleViolation):
+    code = "thread_closed"
+
+
+class ThreadNotClosed(RuleViolation):
+    code = "thread_not_closed"
+
+
+class CurrentMismatch(RuleViolation):
+    code = "current_mismatch"
+
+
+class ReopenExhausted(RuleViolation):
+    code = "reopen_exhausted"
+
+
+def open_thread(
+    state: Thread | None,
+    context: Context,
+    *,
+    slug: str,
+    text: str,
+    target: Vector,
+    body: str,
+    declared_axis: Axis | None = None,
+    questions: Sequence[str] = (),
+    topics: Sequence[str] = (),
+    participants: Sequence[str] = (),
+) -> list[Event]:
+    if state is not None:
+        raise AlreadyExists(f"thread {slug!r} already exists", "slug")
+    require_slug(slug, "slug")
+    require_text(text, "context")
+    require_text(body, "body")
+    if min(target.N, target.C, target.R) <= 0:
+        raise Invalid("every axis of the target is above 0", "target")
+    for question in questions:
+        require_text(question, "questions")
+    for topic in topics:
+        require_text(topic, "topics")
+    for agent in participants:
+        require_slug(agent, "participants")
+    stamp = Stamp(slug, 0, context)
+    opened = stamp(
+        ThreadOpened,
+        opened_by=context.actor,
+        context=text,
+        open_questions=tuple(OpenQuestion(f"OQ-{i}", q) for i, q in enumerate(questions, start=1)),
+        participants=tuple(dict.fromkeys([context.actor, *participants])),
+        topics=tuple(topics),
+        target=target,
+    )
+    first = stamp(EntryAppended, n=1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=body,
+                  declared_axis=declared_axis)
+    return [opened, first]
+
+
+def ask(state: Thread, context: Context, *, question: str) -> list[Event]:
+    """Open questions are appended, never edited."""
+    if state.status is not Status.OPEN:
+        raise ThreadNotOpen(f"thread {state.id!r} is {state.status.value}, not open")
+    require_text(question, "question")
+    return [Stamp(state.id, state.version, context)(
+        OpenQuestionAdded, oq_id=f"OQ-{state.questions + 1}", text=question, by=context.actor
+    )]
+
+
+def contribute(
+    state: Thread,
+    context: Context,
+    *,
+    body: str,
+    evaluation: Vector | None,
+    ref: int | None = None,
+    declared_axis: Axis | None = None,
+) -> list[Event]:
+    _require_appendable(state)
+    last_eval = _evaluation(state, context, evaluation, ref)
+    require_text(body, "body")
+    return [Stamp(state.id, state.version, context)(
+        EntryAppended, n=state.last_n + 1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=body,
+        declared_axis=declared_axis, last_eval=last_eval,
+    )]
+
+
+def close(
+    state: Thread,
+    context: Context,
+    *,
+    evaluation: Vector | None,
+    current: Vector,
+    summary: str,
+    pages: Sequence[str],
+    patch_summary: str,
+    ref: int | None = None,
+) -> list[Event]:
+    _require_appendable(state)
+    last_eval = _evaluation(state, context, evaluation, ref)
+    require_text(summary, "summary")
+    if not pages:
+        raise Invalid("a closure proposes at least one canon page", "pages")
+    for page in pages:
+        require_page_path(page, "pages")
+    require_text(patch_summary, "patch_summary")
+    total = state.current + last_eval.v
+    for axis, value in current.values().items():
+        if abs(value - total.values()[axis]) > TOLERANCE + _EPSILON:
+            raise CurrentMismatch(
+                f"current_at_close {axis.value}={value} is not the sum of every evaluation, "
+                f"{total.values()[axis]:.4f} (within {TOLERANCE})",
+                "current",
+            )
+    return [Stamp(state.id, state.version, context)(
+        EntryAppended, n=state.last_n + 1, kind=EntryKind.CLOSURE, author=context.actor, body=summary,
+        last_eval=last_eval, current_at_close=current, summary=summary,
+        proposed_crystallization=Crystallization(tuple(pages), patch_summary),
+    )]
+
+
+def reopen(
+    state: Thread,
+    context: Context,
+    *,
+    evaluation: Vector | None,
+    reason: str,
+    discovery: str,
+    ref: int | None = None,
+) -> list[Event]:
+    """Evaluates the closing entry (the only way to), once per closure; voting resumes."""
+    if state.status is Status.CRYSTALLIZED:
+        raise ThreadClosed(f"thread {state.id!r} is crystallized")
+    if state.status is Status.OPEN:
+        if state.closure is None:
+            raise ThreadNotClosed(f"thread {state.id!r} has no closure to reopen")
+        raise ReopenExhausted(f"closure {state.closure.n} of {state.id!r} was already reopened")
+    assert state.closure is not None
+    last_eval = _evaluation(state, context, evaluation, ref)
+    require_text(reason, "reason")
+    require_text(discovery, "discovery")
+    stamp = Stamp(state.id, state.version, context)
+    n = state.last_n + 1
+    entry = stamp(EntryAppended, n=n, kind=EntryKind.REOPEN, author=context.actor, body=discovery,
+                  last_eval=last_eval, reason=reason)
+    return [entry, stamp(ThreadReopened, closure_n=state.closure.n, reopen_n=n, by=context.actor, reason=reason)]
+
+
+def recognize(state: Thread, context: Context) -> list[Event]:
+    """(human) Recognition completes the closure; the caller also crystallizes its pages."""
+    closure = _awaiting(state, context)
+    under = any(closure.current_at_close.deficit_to(state.target).values().values())
+    stamp = Stamp(state.id, state.version, context)
+    return [
+        stamp(ClosureRecognized, closure_n=closure.n, by=context.actor, under_target=under),
+        stamp(ThreadCrystallized, closure_n=closure.n, canon_pages=closure.crystallization.canon_pages),
+    ]
+
+
+def refuse(state: Thread, context: Context, *, reason: str) -> list[Event]:
+    """(human) Always allowed on a closure; a shortfall against the target is cited."""
+    closure = _awaiting(state, context)
+    require_text(reason, "reason")
+    deficits = closure.current_at_close.deficit_to(state.target)
+    cited = deficits if any(deficits.values().values()) else None
+    return [Stamp(state.id, state.version, context)(
+        ClosureRefused, closure_n=closure.n, by=context.actor, reason=reason, deficits=cited
+    )]
+
+
+def _require_appendable(state: Thread) -> None:
+    if state.status is not Status.OPEN:
+        raise ThreadClosed(f"thread {state.id!r} is {state.status.value}: nothing is appended after a closure")
+
+
+def _evaluation(state: Thread, context: Context, evaluation: Vector | None, ref: int | None) -> Evaluation:
+    """The new entry's scores of the preceding one, checked."""
+    if evaluation is None:
+        raise MissingLastEval(f"entry {state.last_n + 1} must evaluate entry {state.last_n}", "eval")
+    if ref is not None and ref != state.last_n:
+        raise BadEvalRef(f"the evaluation refers to entry {ref}, but the preceding entry is {state.last_n}", "ref")
+    for axis, value in evaluation.values().items():
+        if not 0 <= value <= 1:
+            raise Invalid(f"eval {axis.value}={value} is outside [0, 1]", "eval")
+    if context.actor == state.last_author:
+        raise SelfEvaluation(f"{context.actor!r} wrote entry {state.last_n}: no self-evaluation", "author")
+    return Evaluation(ref=state.last_n, v=evaluation)
+
+
+def _awaiting(state: Thread, context: Context) -> Closure:
+    if state.status is not Status.AWAITING_CRYSTALLIZATION or state.closure is None:
+        raise ThreadNotClosed(f"thread {state.id!r} is {state.status.value}, no closure awaits a decision")
+    if not context.actor_is_human:
+        raise NotHuman(f"{context.actor!r} is not a human principal; only a human decides a closure", "actor")
+    return state.closure
