@@ -4,7 +4,7 @@ context a command runs in, and the stamp that gives new events their envelope.""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -65,12 +65,17 @@ class AlreadyVoted(RuleViolation):
 
 @dataclass(frozen=True)
 class Context:
-    """Who sends the command, when the service received it, and its idempotency key."""
+    """Who sends the command, when the service received it, and its idempotency key.
+    ``is_human`` says whether a principal is human; only rules that need it ask."""
 
     actor: str
     now: datetime
     command_id: str
-    actor_is_human: bool = False
+    is_human: Callable[[str], bool] = lambda principal: False
+
+    @property
+    def actor_is_human(self) -> bool:
+        return self.is_human(self.actor)
 
 
 class Stamp:

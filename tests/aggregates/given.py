@@ -18,7 +18,7 @@ HUMANS = frozenset({"ada"})
 
 def at(hours: float = 0, actor: str = "alice") -> Context:
     return Context(actor=actor, now=T0 + timedelta(hours=hours), command_id=f"cmd-{actor}-{hours}",
-                   actor_is_human=actor in HUMANS)
+                   is_human=HUMANS.__contains__)
 
 
 class Scenario:

@@ -1,0 +1,216 @@
+"""Canon page rules (PROTOCOLS.md section 4): endorsements per revision, staled atomically by
+a significant edit; a human approves canon when the fleet's consensus allows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Sequence
+
+from athenaeum.aggregates.page_consensus import AGREEING, Member, consensus
+from athenaeum.aggregates.page_state import Page, evolve
+from athenaeum.aggregates.rules import (
+    ARTIFACT_LIMIT,
+    AlreadyExists,
+    Context,
+    Invalid,
+    NotFound,
+    NotHuman,
+    RuleViolation,
+    Stamp,
+    require_page_path,
+    require_slug,
+    require_text,
+)
+from athenaeum.events import Event
+from athenaeum.events.page import (
+    CanonApproved,
+    CanonLevel,
+    DisputeResolved,
+    DocumentRead,
+    EndorsementDisputed,
+    EndorsementRecorded,
+    EndorsementStaled,
+    Endorsing,
+    Lifecycle,
+    LifecycleChanged,
+    PageInitialized,
+    PageRevised,
+    Scope,
+)
+
+SIGNIFICANT_RATIO = 0.30  # an edit changing more than this share of lines is significant
+_HEADING = re.compile(r"^#{1,6}\s")
+_STALED = ("reviewed", "accepted", "contributed")
+
+
+class NotReadInSession(RuleViolation):
+    code = "not_read_in_session"
+
+
+class StaleRevision(RuleViolation):
+    code = "stale_revision"
+
+
+class ConsensusIncomplete(RuleViolation):
+    code = "consensus_incomplete"
+
+
+def content_sha256(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+def change_ratio(old: str, new: str) -> float:
+    """The share of lines changed: lines replaced, removed or added, over the longer version."""
+    before, after = old.splitlines(), new.splitlines()
+    opcodes = difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes()
+    changed = sum(max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in opcodes if tag != "equal")
+    return round(changed / max(len(before), len(after), 1), 4)
+
+
+def headings(content: str) -> list[str]:
+    return [line.strip() for line in content.splitlines() if _HEADING.match(line)]
+
+
+def init_page(
+    state: Page | None,
+    context: Context,
+    *,
+    page: str,
+    content: str,
+    scope: Scope = Scope.STRUCTURAL,
+    from_thread: str | None = None,
+) -> list[Event]:
+    require_page_path(page, "page")
+    if state is not None:
+        raise AlreadyExists(f"page {page!r} already exists; edit it instead", "page")
+    require_text(content, "content", ARTIFACT_LIMIT)
+    if from_thread is not None:
+        require_slug(from_thread, "from_thread")
+    return [Stamp(page, 0, context)(
+        PageInitialized, author=context.actor, content=content, content_sha256=content_sha256(content),
+        scope=scope, crystallized_from=from_thread,
+    )]
+
+
+def read(state: Page, context: Context, *, session_id: str) -> list[Event]:
+    """A read receipt for the current content, in one session."""
+    require_text(session_id, "session_id")
+    return [Stamp(state.id, state.version, context)(
+        DocumentRead, agent=context.actor, rev=state.rev, content_sha256=state.content_sha256, session_id=session_id
+    )]
+
+
+def endorse(
+    state: Page,
+    context: Context,
+    *,
+    status: Endorsing,
+    session_id: str,
+    rev: int | None = None,
+    members: Sequence[Member] = (),
+) -> list[Event]:
+    """``members``: the fleet, to see whether a soft-canonical page has become canonical."""
+    require_text(session_id, "session_id")
+    if rev is not None and rev != state.rev:
+        raise StaleRevision(f"{state.id!r} is at rev v{state.rev}, not v{rev}", "rev")
+    if state.read_in(context.actor, session_id) != state.rev:
+        raise NotReadInSession(
+            f"{context.actor!r} has not read rev v{state.rev} of {state.id!r} in session {session_id!r}", "session_id"
+        )
+    stamp = Stamp(state.id, state.version, context)
+    recorded = stamp(EndorsementRecorded, agent=context.actor, status=status, rev=state.rev, session_id=session_id)
+    events: list[Event] = [recorded]
+    if state.lifecycle is Lifecycle.SOFT_CANONICAL and status.value in AGREEING:
+        after = _evolved(state, recorded)
+        if consensus(after, members, context.now).canonical_ready:
+            events.append(stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.CANONICAL,
+                                reason="every active agent accepts"))
+    return events
+
+
+def edit(
+    state: Page, context: Context, *, content: str, significant: bool = False, crystallized_from: str | None = None
+) -> list[Event]:
+    """Significance is computed (over 30% of lines, or the headings changed); the editor may
+    also claim it. A significant edit stales every other endorsement in the same command."""
+    require_text(content, "content", ARTIFACT_LIMIT)
+    if content == state.content:
+        raise Invalid(f"the content of {state.id!r} is unchanged", "content")
+    ratio = change_ratio(state.content, content)
+    significant = significant or ratio > SIGNIFICANT_RATIO or headings(state.content) != headings(content)
+    rev = state.rev + 1 if significant else state.rev
+    stamp = Stamp(state.id, state.version, context)
+    events: list[Event] = [stamp(
+        PageRevised, editor=context.actor, content=content, content_sha256=content_sha256(content), rev=rev,
+        significant=significant, change_ratio=ratio, crystallized_from=crystallized_from,
+    )]
+    if not significant:
+        return events
+    for agent, endorsement in sorted(state.endorsements.items()):
+        if agent != context.actor and endorsement.status in _STALED:
+            events.append(stamp(EndorsementStaled, agent=agent, previous_status=endorsement.status, rev=rev))
+    if state.lifecycle in (Lifecycle.CANONICAL, Lifecycle.SOFT_CANONICAL):
+        events.append(stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.WORKING,
+                            reason=f"significant revision v{rev}"))
+    return events
+
+
+def dispute(state: Page, context: Context, *, section: str, thread: str | None = None) -> list[Event]:
+    require_text(section, "section")
+    if thread is not None:
+        require_slug(thread, "thread")
+    stamp = Stamp(state.id, state.version, context)
+    events: list[Event] = [stamp(EndorsementDisputed, agent=context.actor, rev=state.rev, disputed=section,
+                                 thread=thread)]
+    if state.lifecycle is Lifecycle.SOFT_CANONICAL:
+        events.append(stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.WORKING,
+                            reason=f"disputed by {context.actor}"))
+    return events
+
+
+def resolve(state: Page, context: Context, *, agent: str, decision: str, thread: str) -> list[Event]:
+    """(human) The final word on a dispute, recorded as accepted (user decision)."""
+    if not context.actor_is_human:
+        raise NotHuman(f"{context.actor!r} is not a human principal; only a human resolves a dispute", "actor")
+    endorsement = state.endorsements.get(agent)
+    if endorsement is None or endorsement.status != "disputed":
+        raise NotFound(f"{agent!r} has no open dispute on {state.id!r}", "agent")
+    require_text(decision, "decision")
+    require_slug(thread, "thread")
+    return [Stamp(state.id, state.version, context)(
+        DisputeResolved, agent=agent, decided_by=context.actor, decision=decision, thread=thread
+    )]
+
+
+def approve(
+    state: Page, context: Context, *, level: CanonLevel, members: Sequence[Member], as_of_position: int | None
+) -> list[Event]:
+    """(human) Canon, when the consensus of the active agents allows it at this rev."""
+    if not context.actor_is_human:
+        raise NotHuman(f"{context.actor!r} is not a human principal; only a human approves canon", "actor")
+    target = Lifecycle(level.value)
+    if state.lifecycle is target or state.lifecycle is Lifecycle.CANONICAL:
+        raise Invalid(f"{state.id!r} is already {state.lifecycle.value}", "level")
+    report = consensus(state, members, context.now)
+    ready, reasons = (
+        (report.canonical_ready, report.canonical_reasons)
+        if level is CanonLevel.CANONICAL
+        else (report.soft_canonical_ready, report.soft_canonical_reasons)
+    )
+    if not ready:
+        raise ConsensusIncomplete(f"{state.id!r} is not ready for {level.value}: {'; '.join(reasons)}", "level")
+    stamp = Stamp(state.id, state.version, context)
+    return [
+        stamp(CanonApproved, level=level, approved_by=context.actor, rev=state.rev,
+              active_agents=tuple(report.active_agents), as_of_position=as_of_position),
+        stamp(LifecycleChanged, from_=state.lifecycle, to=target, reason=f"approved by {context.actor}"),
+    ]
+
+
+def _evolved(state: Page, event: Event) -> Page:
+    evolved = evolve(state, event)
+    assert evolved is not None
+    return evolved

@@ -1,0 +1,119 @@
+"""Canon page events (PROTOCOLS.md section 4): revisions with per-revision endorsements.
+
+The aggregate id (``originator_id``) is the page path (``wiki/canon/rules.md``).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from athenaeum.events.base import Event
+
+
+class Scope(enum.Enum):
+    STRUCTURAL = "structural"
+    DESCRIPTIVE = "descriptive"
+
+
+class Endorsing(enum.Enum):
+    """The statuses an agent records itself; the others (pending, disputed, stale, dormant)
+    follow from what happens."""
+
+    REVIEWED = "reviewed"
+    ACCEPTED = "accepted"
+    CONTRIBUTED = "contributed"
+
+
+class Lifecycle(enum.Enum):
+    PROPOSAL = "proposal"
+    WORKING = "working"
+    ACCEPTED = "accepted"
+    SOFT_CANONICAL = "soft-canonical"
+    CANONICAL = "canonical"
+
+
+class CanonLevel(enum.Enum):
+    CANONICAL = "canonical"
+    SOFT_CANONICAL = "soft-canonical"
+
+
+class PageInitialized(Event, tag="PageInitialized"):
+    author: str
+    content: str
+    content_sha256: str
+    scope: Scope
+    rev: int = 1
+    crystallized_from: str | None = None  # the thread whose closure this page carries
+
+
+class DocumentRead(Event, tag="DocumentRead"):
+    agent: str
+    rev: int
+    content_sha256: str
+    session_id: str
+
+
+class EndorsementRecorded(Event, tag="EndorsementRecorded"):
+    agent: str
+    status: Endorsing
+    rev: int
+    session_id: str
+
+
+class EndorsementDisputed(Event, tag="EndorsementDisputed"):
+    agent: str
+    rev: int
+    disputed: str  # the section or claim contested
+    thread: str | None = None  # where it is discussed
+
+
+class PageRevised(Event, tag="PageRevised"):
+    editor: str
+    content: str
+    content_sha256: str
+    rev: int
+    significant: bool
+    change_ratio: float
+    crystallized_from: str | None = None
+
+
+class EndorsementStaled(Event, tag="EndorsementStaled"):
+    agent: str
+    previous_status: str
+    rev: int  # the page's new rev
+
+
+class DisputeResolved(Event, tag="DisputeResolved"):
+    agent: str
+    decided_by: str
+    decision: str
+    thread: str
+
+
+class CanonApproved(Event, tag="CanonApproved"):
+    level: CanonLevel
+    approved_by: str
+    rev: int
+    active_agents: tuple[str, ...]
+    as_of_position: int | None  # where the active set was read, so an audit can recompute it
+
+
+class LifecycleChanged(Event, tag="LifecycleChanged"):
+    from_: Lifecycle = msgspec.field(name="from")
+    to: Lifecycle
+    reason: str
+
+
+PageEvent = (
+    PageInitialized
+    | DocumentRead
+    | EndorsementRecorded
+    | EndorsementDisputed
+    | PageRevised
+    | EndorsementStaled
+    | DisputeResolved
+    | CanonApproved
+    | LifecycleChanged
+)

@@ -1,0 +1,54 @@
+"""Canon page and fleet roster commands (PROTOCOLS.md section 4)."""
+
+from __future__ import annotations
+
+from athenaeum.events.commands import Command
+from athenaeum.events.page import CanonLevel, Endorsing, Scope
+
+
+class RegisterAgent(Command, frozen=True):
+    name: str
+    human: bool = False
+
+
+class InitPage(Command, frozen=True):
+    page: str
+    content: str
+    scope: Scope = Scope.STRUCTURAL
+    from_thread: str | None = None
+
+
+class ReadPage(Command, frozen=True):
+    page: str
+    session_id: str
+
+
+class EndorsePage(Command, frozen=True):
+    page: str
+    status: Endorsing
+    session_id: str
+    rev: int | None = None  # when given, must be the current rev
+
+
+class EditPage(Command, frozen=True):
+    page: str
+    content: str
+    significant: bool = False  # the editor may mark an edit significant; it may also be computed so
+
+
+class DisputePage(Command, frozen=True):
+    page: str
+    section: str
+    thread: str | None = None
+
+
+class ResolveDispute(Command, frozen=True):
+    page: str
+    agent: str
+    decision: str
+    thread: str
+
+
+class ApprovePage(Command, frozen=True):
+    page: str
+    level: CanonLevel
