@@ -24,7 +24,7 @@ from athenaeum.aggregates.rules import (
     require_slug,
     require_text,
 )
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.events.page import (
     CanonApproved,
     CanonLevel,
@@ -89,10 +89,23 @@ def init_page(
     require_text(content, "content", ARTIFACT_LIMIT)
     if from_thread is not None:
         require_slug(from_thread, "from_thread")
-    return [Stamp(page, 0, context)(
+    return [Stamp(family_id("page", page), 0, context)(
         PageInitialized, author=context.actor, content=content, content_sha256=content_sha256(content),
         scope=scope, crystallized_from=from_thread,
     )]
+
+
+def crystallize(
+    state: Page | None, context: Context, *, page: str, thread: str, closure_n: int, summary: str, patch_summary: str
+) -> list[Event]:
+    """A recognized closure lands on its page: initialised by the closer, or revised, with a
+    link back to the thread. The thread's scores never become endorsements."""
+    section = f"## From thread {thread} (closure {closure_n})\n\n{patch_summary}\n"
+    if state is None:
+        title = page.rsplit("/", 1)[-1].removesuffix(".md")
+        content = f"# {title}\n\n{summary}\n\n{section}"
+        return init_page(None, context, page=page, content=content, from_thread=thread)
+    return edit(state, context, content=f"{state.content.rstrip()}\n\n{section}", crystallized_from=thread)
 
 
 def read(state: Page, context: Context, *, session_id: str) -> list[Event]:
@@ -115,10 +128,10 @@ def endorse(
     """``members``: the fleet, to see whether a soft-canonical page has become canonical."""
     require_text(session_id, "session_id")
     if rev is not None and rev != state.rev:
-        raise StaleRevision(f"{state.id!r} is at rev v{state.rev}, not v{rev}", "rev")
+        raise StaleRevision(f"{state.key!r} is at rev v{state.rev}, not v{rev}", "rev")
     if state.read_in(context.actor, session_id) != state.rev:
         raise NotReadInSession(
-            f"{context.actor!r} has not read rev v{state.rev} of {state.id!r} in session {session_id!r}", "session_id"
+            f"{context.actor!r} has not read rev v{state.rev} of {state.key!r} in session {session_id!r}", "session_id"
         )
     stamp = Stamp(state.id, state.version, context)
     recorded = stamp(EndorsementRecorded, agent=context.actor, status=status, rev=state.rev, session_id=session_id)
@@ -138,7 +151,7 @@ def edit(
     also claim it. A significant edit stales every other endorsement in the same command."""
     require_text(content, "content", ARTIFACT_LIMIT)
     if content == state.content:
-        raise Invalid(f"the content of {state.id!r} is unchanged", "content")
+        raise Invalid(f"the content of {state.key!r} is unchanged", "content")
     ratio = change_ratio(state.content, content)
     significant = significant or ratio > SIGNIFICANT_RATIO or headings(state.content) != headings(content)
     rev = state.rev + 1 if significant else state.rev
@@ -177,7 +190,7 @@ def resolve(state: Page, context: Context, *, agent: str, decision: str, thread:
         raise NotHuman(f"{context.actor!r} is not a human principal; only a human resolves a dispute", "actor")
     endorsement = state.endorsements.get(agent)
     if endorsement is None or endorsement.status != "disputed":
-        raise NotFound(f"{agent!r} has no open dispute on {state.id!r}", "agent")
+        raise NotFound(f"{agent!r} has no open dispute on {state.key!r}", "agent")
     require_text(decision, "decision")
     require_slug(thread, "thread")
     return [Stamp(state.id, state.version, context)(
@@ -193,7 +206,7 @@ def approve(
         raise NotHuman(f"{context.actor!r} is not a human principal; only a human approves canon", "actor")
     target = Lifecycle(level.value)
     if state.lifecycle is target or state.lifecycle is Lifecycle.CANONICAL:
-        raise Invalid(f"{state.id!r} is already {state.lifecycle.value}", "level")
+        raise Invalid(f"{state.key!r} is already {state.lifecycle.value}", "level")
     report = consensus(state, members, context.now)
     ready, reasons = (
         (report.canonical_ready, report.canonical_reasons)
@@ -201,7 +214,7 @@ def approve(
         else (report.soft_canonical_ready, report.soft_canonical_reasons)
     )
     if not ready:
-        raise ConsensusIncomplete(f"{state.id!r} is not ready for {level.value}: {'; '.join(reasons)}", "level")
+        raise ConsensusIncomplete(f"{state.key!r} is not ready for {level.value}: {'; '.join(reasons)}", "level")
     stamp = Stamp(state.id, state.version, context)
     return [
         stamp(CanonApproved, level=level, approved_by=context.actor, rev=state.rev,

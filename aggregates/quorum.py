@@ -25,7 +25,7 @@ from athenaeum.aggregates.rules import (
     require_slug,
     require_text,
 )
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.events.quorum import (
     COORDINATOR_VETO,
     CoordinatorDecision,
@@ -94,7 +94,7 @@ def open_proposal(
     if deadline <= context.now:
         raise Invalid(f"deadline {deadline.isoformat()} is not in the future", "deadline")
     return [
-        Stamp(proposal_id, 0, context)(
+        Stamp(family_id("quorum", proposal_id), 0, context)(
             ProposalOpened,
             proposer=context.actor,
             text=text,
@@ -126,7 +126,7 @@ def nack(state: Proposal, context: Context, *, reason: str) -> list[Event]:
 
 def tiebreak(state: Proposal, context: Context, *, decision: CoordinatorDecision) -> list[Event]:
     if state.status is not Status.AWAITING_COORDINATOR:
-        raise NotOpen(f"proposal {state.id} is {state.status.value}, not awaiting-coordinator")
+        raise NotOpen(f"proposal {state.key} is {state.status.value}, not awaiting-coordinator")
     _require_coordinator(state, context, "breaks the tie")
     return [Stamp(state.id, state.version, context)(CoordinatorTieBroken, decision=decision)]
 
@@ -186,20 +186,20 @@ def _tied(state: Proposal) -> bool:
 
 def _require_voting(state: Proposal, context: Context) -> None:
     if state.status is not Status.OPEN:
-        raise NotOpen(f"proposal {state.id} is {state.status.value}, not open")
+        raise NotOpen(f"proposal {state.key} is {state.status.value}, not open")
     if context.now >= state.deadline:
-        raise VotingClosed(f"voting on {state.id} closed at {state.deadline.isoformat()}")
+        raise VotingClosed(f"voting on {state.key} closed at {state.deadline.isoformat()}")
 
 
 def _require_elector(state: Proposal, context: Context) -> None:
     _require_voting(state, context)
     if context.actor not in state.electorate:
-        raise NotInElectorate(f"{context.actor!r} is not in the electorate of {state.id}", "agent")
+        raise NotInElectorate(f"{context.actor!r} is not in the electorate of {state.key}", "agent")
     if state.has_voted(context.actor):
-        raise AlreadyVoted(f"{context.actor!r} has already voted on {state.id}; votes are immutable", "agent")
+        raise AlreadyVoted(f"{context.actor!r} has already voted on {state.key}; votes are immutable", "agent")
 
 
 def _require_coordinator(state: Proposal, context: Context, act: str) -> None:
     if context.actor != state.coordinator:
         named = f"its coordinator {state.coordinator!r}" if state.coordinator else "a coordinator, and none is named"
-        raise NotCoordinator(f"only {named} {act} on {state.id}", "actor")
+        raise NotCoordinator(f"only {named} {act} on {state.key}", "actor")

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from athenaeum.events import Event, TagRegistry
+from athenaeum.events import Event, TagRegistry, natural_key
 
 
 class AggregateState(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
@@ -21,6 +21,11 @@ class AggregateState(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"
 
     id: str
     version: int
+
+    @property
+    def key(self) -> str:
+        """The natural key users name it by (see ``family_id``)."""
+        return natural_key(self.id)
 
 
 S = TypeVar("S", bound=AggregateState)

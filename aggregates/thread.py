@@ -18,7 +18,7 @@ from athenaeum.aggregates.rules import (
     require_text,
 )
 from athenaeum.aggregates.thread_state import Closure, Status, Thread
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.events.thread import (
     Axis,
     ClosureRecognized,
@@ -97,7 +97,7 @@ def open_thread(
         require_text(topic, "topics")
     for agent in participants:
         require_slug(agent, "participants")
-    stamp = Stamp(slug, 0, context)
+    stamp = Stamp(family_id("thread", slug), 0, context)
     opened = stamp(
         ThreadOpened,
         opened_by=context.actor,
@@ -115,7 +115,7 @@ def open_thread(
 def ask(state: Thread, context: Context, *, question: str) -> list[Event]:
     """Open questions are appended, never edited."""
     if state.status is not Status.OPEN:
-        raise ThreadNotOpen(f"thread {state.id!r} is {state.status.value}, not open")
+        raise ThreadNotOpen(f"thread {state.key!r} is {state.status.value}, not open")
     require_text(question, "question")
     return [Stamp(state.id, state.version, context)(
         OpenQuestionAdded, oq_id=f"OQ-{state.questions + 1}", text=question, by=context.actor
@@ -185,11 +185,11 @@ def reopen(
 ) -> list[Event]:
     """Evaluates the closing entry (the only way to), once per closure; voting resumes."""
     if state.status is Status.CRYSTALLIZED:
-        raise ThreadClosed(f"thread {state.id!r} is crystallized")
+        raise ThreadClosed(f"thread {state.key!r} is crystallized")
     if state.status is Status.OPEN:
         if state.closure is None:
-            raise ThreadNotClosed(f"thread {state.id!r} has no closure to reopen")
-        raise ReopenExhausted(f"closure {state.closure.n} of {state.id!r} was already reopened")
+            raise ThreadNotClosed(f"thread {state.key!r} has no closure to reopen")
+        raise ReopenExhausted(f"closure {state.closure.n} of {state.key!r} was already reopened")
     assert state.closure is not None
     last_eval = _evaluation(state, context, evaluation, ref)
     require_text(reason, "reason")
@@ -225,7 +225,7 @@ def refuse(state: Thread, context: Context, *, reason: str) -> list[Event]:
 
 def _require_appendable(state: Thread) -> None:
     if state.status is not Status.OPEN:
-        raise ThreadClosed(f"thread {state.id!r} is {state.status.value}: nothing is appended after a closure")
+        raise ThreadClosed(f"thread {state.key!r} is {state.status.value}: nothing is appended after a closure")
 
 
 def _evaluation(state: Thread, context: Context, evaluation: Vector | None, ref: int | None) -> Evaluation:
@@ -244,7 +244,7 @@ def _evaluation(state: Thread, context: Context, evaluation: Vector | None, ref:
 
 def _awaiting(state: Thread, context: Context) -> Closure:
     if state.status is not Status.AWAITING_CRYSTALLIZATION or state.closure is None:
-        raise ThreadNotClosed(f"thread {state.id!r} is {state.status.value}, no closure awaits a decision")
+        raise ThreadNotClosed(f"thread {state.key!r} is {state.status.value}, no closure awaits a decision")
     if not context.actor_is_human:
         raise NotHuman(f"{context.actor!r} is not a human principal; only a human decides a closure", "actor")
     return state.closure

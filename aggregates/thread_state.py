@@ -33,6 +33,7 @@ class Status(enum.Enum):
 class Closure(msgspec.Struct, frozen=True):
     n: int
     author: str
+    summary: str
     current_at_close: Vector
     crystallization: Crystallization
     reopened: bool = False
@@ -73,7 +74,8 @@ def evolve(state: Thread | None, event: Event) -> Thread | None:
             state = replace(state, last_n=event.n, last_author=event.author, current=current, participants=participants)
             if event.kind is EntryKind.CLOSURE:
                 assert event.current_at_close is not None and event.proposed_crystallization is not None
-                closure = Closure(event.n, event.author, event.current_at_close, event.proposed_crystallization)
+                closure = Closure(event.n, event.author, event.summary or event.body, event.current_at_close,
+                                  event.proposed_crystallization)
                 return replace(state, status=Status.AWAITING_CRYSTALLIZATION, closure=closure)
             return state
         case ThreadReopened():

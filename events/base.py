@@ -22,6 +22,18 @@ class UnknownEventTag(LookupError):
         self.tag = tag
 
 
+def family_id(family: str, key: str) -> str:
+    """An aggregate id unique across families: a thread slug, a page path and a proposal id
+    may otherwise coincide (``adr-7`` the thread and ``adr-7`` the ratification)."""
+    return f"{family}:{key}"
+
+
+def natural_key(aggregate_id: str) -> str:
+    """The name users give an aggregate: its id without the family prefix. Ratification
+    topics, the first family, carry none."""
+    return aggregate_id.partition(":")[2] or aggregate_id
+
+
 class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """A fact that happened to one aggregate.
 
@@ -33,6 +45,11 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     timestamp: datetime
     actor: str
     command_id: str
+
+    @property
+    def key(self) -> str:
+        """The aggregate's natural key (a slug, a path, a proposal id)."""
+        return natural_key(self.originator_id)
 
     @property
     def tag(self) -> str:

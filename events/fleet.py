@@ -5,9 +5,9 @@ One aggregate, ``fleet``, holds every registration.
 
 from __future__ import annotations
 
-from athenaeum.events.base import Event
+from athenaeum.events.base import Event, family_id
 
-FLEET_ID = "fleet"
+FLEET_ID = family_id("fleet", "roster")
 
 
 class AgentRegistered(Event, tag="AgentRegistered"):

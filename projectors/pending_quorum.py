@@ -42,21 +42,21 @@ project = pending_projector("quorum", _apply)  # the cases below register on ``_
 @_apply.register
 def _(event: ProposalOpened, pending: Pending) -> None:
     for agent in event.electorate:
-        pending.add(agent, event.originator_id, "vote", msgspec.to_builtins(event.deadline))
+        pending.add(agent, event.key, "vote", msgspec.to_builtins(event.deadline))
 
 
 @_apply.register(ProposalAcked)
 @_apply.register(ProposalNacked)
 def _(event: ProposalAcked | ProposalNacked, pending: Pending) -> None:
-    pending.remove(event.agent, event.originator_id, "vote")
+    pending.remove(event.agent, event.key, "vote")
 
 
 @_apply.register
 def _(event: TieDeclared, pending: Pending) -> None:
-    _clear(pending, event.originator_id)
-    coordinator = (pending.lookup(quorum_status.VIEW, event.originator_id) or {}).get("coordinator")
+    _clear(pending, event.key)
+    coordinator = (pending.lookup(quorum_status.VIEW, event.key) or {}).get("coordinator")
     if coordinator:
-        pending.add(coordinator, event.originator_id, "tiebreak")
+        pending.add(coordinator, event.key, "tiebreak")
 
 
 @_apply.register(ProposalAccepted)
@@ -66,4 +66,4 @@ def _(event: TieDeclared, pending: Pending) -> None:
 @_apply.register(CoordinatorTieBroken)
 @_apply.register(CoordinatorOverridden)
 def _(event: Event, pending: Pending) -> None:
-    _clear(pending, event.originator_id)
+    _clear(pending, event.key)

@@ -38,45 +38,45 @@ project = pending_projector("ratification", _apply)  # the cases below register 
 @_apply.register
 def _(event: ArtifactFrozen, pending: Pending) -> None:
     for agent in event.roster:
-        pending.add(agent, event.originator_id, "vote", msgspec.to_builtins(event.expires_at))
+        pending.add(agent, event.key, "vote", msgspec.to_builtins(event.expires_at))
 
 
 @_apply.register
 def _(event: VoteCast, pending: Pending) -> None:
-    pending.remove(event.agent, event.originator_id, "vote")
+    pending.remove(event.agent, event.key, "vote")
 
 
 @_apply.register
 def _(event: VotesTallied, pending: Pending) -> None:
     for agent in event.abstentions:
-        pending.remove(agent, event.originator_id, "vote")
+        pending.remove(agent, event.key, "vote")
 
 
 @_apply.register
 def _(event: ArtifactDecomposed, pending: Pending) -> None:
-    pending.add(HUMANS, event.originator_id, "decide")
+    pending.add(HUMANS, event.key, "decide")
 
 
 @_apply.register
 def _(event: HumanDecisionRecorded, pending: Pending) -> None:
-    pending.remove(HUMANS, event.originator_id, "decide")
+    pending.remove(HUMANS, event.key, "decide")
     if event.decision is HumanChoice.DECOMPOSE_FURTHER:
-        merge_writer = _status(pending, event.originator_id).get("tally", {}).get("merge_writer")
+        merge_writer = _status(pending, event.key).get("tally", {}).get("merge_writer")
         if merge_writer:
-            pending.add(merge_writer, event.originator_id, "split")
+            pending.add(merge_writer, event.key, "split")
 
 
 @_apply.register
 def _(event: AtomSplit, pending: Pending) -> None:
     # The status view, already updated for this event, says whether more atoms wait.
-    if not _status(pending, event.originator_id).get("awaiting_split"):
-        pending.remove(event.actor, event.originator_id, "split")
-        pending.add(HUMANS, event.originator_id, "decide")
+    if not _status(pending, event.key).get("awaiting_split"):
+        pending.remove(event.actor, event.key, "split")
+        pending.add(HUMANS, event.key, "decide")
 
 
 @_apply.register(ArtifactRatified)
 @_apply.register(RatificationRejected)
 @_apply.register(RatificationCanceled)
 def _(event: Event, pending: Pending) -> None:
-    for agent in [*_status(pending, event.originator_id).get("roster", []), HUMANS]:
-        pending.remove(agent, event.originator_id)
+    for agent in [*_status(pending, event.key).get("roster", []), HUMANS]:
+        pending.remove(agent, event.key)

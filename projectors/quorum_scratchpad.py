@@ -17,7 +17,7 @@ _UNRESOLVED = ("open", "awaiting-coordinator")
 def project(event: Event, lookup: Lookup) -> list[Change]:
     if not isinstance(event, _QUORUM_EVENTS):
         return []
-    status = lookup(quorum_status.VIEW, event.originator_id)
+    status = lookup(quorum_status.VIEW, event.key)
     if status is None:
         return []
     document = {
@@ -31,4 +31,4 @@ def project(event: Event, lookup: Lookup) -> list[Change]:
     }
     if status["status"] not in _UNRESOLVED:
         document["result"] = {key: status[key] for key in ("status", "reason", "decided_by", "closed_at")}
-    return [Change(VIEW, event.originator_id, document)]
+    return [Change(VIEW, event.key, document)]

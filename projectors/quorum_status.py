@@ -55,7 +55,7 @@ project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 @_apply.register
 def _(event: ProposalOpened, current: Document) -> Document:
     return {
-        "proposal_id": event.originator_id,
+        "proposal_id": event.key,
         "status": "open",
         "text": event.text,
         "proposer": event.proposer,

@@ -23,8 +23,8 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) 
     current document (empty when there is none) and returns the new one, or None to leave it."""
 
     def project(event: Any, lookup: Lookup) -> list[Change]:
-        document = apply(event, lookup(view, event.originator_id) or {})
-        return [] if document is None else [Change(view, event.originator_id, document)]
+        document = apply(event, lookup(view, event.key) or {})
+        return [] if document is None else [Change(view, event.key, document)]
 
     return project
 

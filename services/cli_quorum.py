@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
 from athenaeum.events.quorum import CoordinatorDecision, Preset
 from athenaeum.events.quorum_commands import AckProposal, BreakTie, NackProposal, OverrideProposal, ProposeQuorum
@@ -88,7 +89,7 @@ def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
 
 SUMMARIES = {
     "ProposalOpened": lambda event: {
-        "proposal_id": event["originator_id"],
+        "proposal_id": natural_key(event["originator_id"]),
         "threshold": event["threshold"],
         "total": event["total"],
         "deadline": event["deadline"],

@@ -8,21 +8,36 @@ import uuid
 from weakref import WeakValueDictionary
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
 
+from athenaeum.aggregates import fleet
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.page_consensus import Member
 from athenaeum.aggregates.rules import Context, NotFound, RuleViolation
+from athenaeum.aggregates.state import fold
 from athenaeum.events import Event
+from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
 from athenaeum.services.replies import NO_EVENTS, Reply, encode_events
 
 Decide = Callable[[Any, Context], list[Event]]
 Project = Callable[[Any, Any], Any]
 ATTEMPTS = 5
+project_fleet = fold(fleet.evolve)
+
+
+class Activity(NamedTuple):
+    """The fleet's agents with their last activity, and the ledger position that reflects."""
+
+    members: tuple[Member, ...]
+    position: int | None
+
+
+NO_ACTIVITY = Activity((), None)
 
 
 def utc_now() -> datetime:
@@ -35,10 +50,12 @@ class CommandHandler:
         app: AthenaeumApplication,
         humans: frozenset[str] = frozenset(),
         clock: Callable[[], datetime] = utc_now,
+        activity: Callable[[], Activity] = lambda: NO_ACTIVITY,
     ) -> None:
         self.app = app
-        self.humans = humans
+        self.humans = humans  # the deployment's; the fleet roster may register more
         self.clock = clock
+        self.activity = activity  # the fleet's members as the read models last saw them
         # Commands on one aggregate take turns within this process; optimistic concurrency
         # then only arbitrates between replicas, instead of threads here losing to each other.
         self._turns: WeakValueDictionary[str, threading.Lock] = WeakValueDictionary()
@@ -58,6 +75,13 @@ class CommandHandler:
         except AggregateNotFoundError:
             return None
 
+    def is_human(self, principal: str) -> bool:
+        """Configured as human by the deployment, or registered as human in the fleet roster."""
+        if principal in self.humans:
+            return True
+        roster = self.load(FLEET_ID, project_fleet)
+        return roster is not None and principal in roster.humans
+
     def handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
         with self._turn(aggregate_id):
             return self._handle(aggregate_id, project, decide, actor, command_id)
@@ -68,7 +92,7 @@ class CommandHandler:
         marker = f"{actor}/{aggregate_id}/{command_id}"
         if (earlier := self._applied(marker)) is not None:
             return earlier
-        context = Context(actor=actor, now=self.clock(), command_id=command_id, actor_is_human=actor in self.humans)
+        context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
         for _ in range(ATTEMPTS):
             state = self.load(aggregate_id, project)
             try:

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.replies import Reply
 
@@ -16,11 +16,12 @@ class Deadline(NamedTuple):
     view: str  # the status view swept at start-up: documents with ``status`` and ``due_field``
     due_field: str
     due: Callable[[Event], datetime | None]  # the deadline an event sets, if it sets one
-    expire: Callable[[CommandHandler, str, str], Reply]  # (handler, aggregate id, actor)
+    expire: Callable[[CommandHandler, str, str], Reply]  # (handler, natural key, actor)
     project: Callable[[Any, Any], Any]  # the family's fold, to see whether it closed
+    prefixed: bool = True  # whether aggregate ids carry the family (ratification's do not)
 
-    def is_open(self, handler: CommandHandler, aggregate_id: str) -> bool:
-        state = handler.load(aggregate_id, self.project)
+    def is_open(self, handler: CommandHandler, key: str) -> bool:
+        state = handler.load(family_id(self.family, key) if self.prefixed else key, self.project)
         return state is not None and state.status.value == "open"
 
 

@@ -11,7 +11,7 @@ import msgspec
 from athenaeum.aggregates import quorum as rules
 from athenaeum.aggregates.quorum_state import evolve
 from athenaeum.aggregates.state import fold
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.events.quorum import ProposalOpened
 from athenaeum.events.quorum_commands import (
     AckProposal,
@@ -67,7 +67,7 @@ def _open(handler: CommandHandler, command: ProposeQuorum, actor: str, proposal_
             coordinator=command.coordinator,
         )
 
-    return handler.handle(proposal_id, project, decide, actor, command.command_id)
+    return handler.handle(family_id("quorum", proposal_id), project, decide, actor, command.command_id)
 
 
 def ack(handler: CommandHandler, command: AckProposal, actor: str) -> Reply:
@@ -108,4 +108,5 @@ DEADLINE = Deadline("quorum", quorum_status.VIEW, "deadline", _deadline, expire_
 
 
 def _on_existing(handler: CommandHandler, proposal_id: str, actor: str, command_id: str | None, decide: Decide) -> Reply:
-    return handler.handle(proposal_id, project, existing(decide, f"proposal {proposal_id!r}", "proposal_id"), actor, command_id)
+    checked = existing(decide, f"proposal {proposal_id!r}", "proposal_id")
+    return handler.handle(family_id("quorum", proposal_id), project, checked, actor, command_id)

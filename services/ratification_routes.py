@@ -81,7 +81,9 @@ def _expires_at(event: Event) -> datetime | None:
     return event.expires_at if isinstance(event, ArtifactFrozen) else None
 
 
-DEADLINE = Deadline("ratification", ratification_status.VIEW, "expires_at", _expires_at, expire_by_timer, project)
+DEADLINE = Deadline(
+    "ratification", ratification_status.VIEW, "expires_at", _expires_at, expire_by_timer, project, prefixed=False
+)
 
 
 def _on_existing(handler: CommandHandler, topic: str, actor: str, command_id: str | None, decide: Decide) -> Reply:

@@ -26,8 +26,29 @@ from athenaeum.events.quorum_commands import (
     OverrideProposal,
     ProposeQuorum,
 )
+from athenaeum.events.page_commands import (
+    ApprovePage,
+    DisputePage,
+    EditPage,
+    EndorsePage,
+    InitPage,
+    ReadPage,
+    RegisterAgent,
+    ResolveDispute,
+)
+from athenaeum.events.thread_commands import (
+    AskQuestion,
+    CloseThread,
+    Contribute,
+    OpenThread,
+    RecognizeClosure,
+    RefuseClosure,
+    ReopenThread,
+)
+from athenaeum.services import page_routes as page
 from athenaeum.services import quorum_routes as quorum
 from athenaeum.services import ratification_routes as ratification
+from athenaeum.services import thread_routes as thread
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.deadlines import Deadline
 from athenaeum.services.replies import Reply
@@ -59,6 +80,21 @@ ROUTES = (
     Route("quorum", "tiebreak", BreakTie, quorum.tiebreak),
     Route("quorum", "override", OverrideProposal, quorum.override),
     Route("quorum", "expire", ExpireProposal, quorum.expire),
+    Route("thread", "open", OpenThread, thread.open_thread),
+    Route("thread", "ask", AskQuestion, thread.ask),
+    Route("thread", "contribute", Contribute, thread.contribute),
+    Route("thread", "close", CloseThread, thread.close),
+    Route("thread", "reopen", ReopenThread, thread.reopen),
+    Route("thread", "recognize", RecognizeClosure, thread.recognize),
+    Route("thread", "refuse", RefuseClosure, thread.refuse),
+    Route("agent", "register", RegisterAgent, page.register),
+    Route("page", "init", InitPage, page.init),
+    Route("page", "read", ReadPage, page.read),
+    Route("page", "endorse", EndorsePage, page.endorse),
+    Route("page", "edit", EditPage, page.edit),
+    Route("page", "dispute", DisputePage, page.dispute),
+    Route("page", "resolve", ResolveDispute, page.resolve),
+    Route("page", "approve", ApprovePage, page.approve),
 )
 
 DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (ratification.DEADLINE, quorum.DEADLINE)}

@@ -99,7 +99,7 @@ class TimerService:
                     event = mapper.to_domain_event(notification)
                     for deadline in DEADLINES.values():
                         if (due := deadline.due(event)) is not None:
-                            scheduled = self.schedule(deadline.family, event.originator_id, due)
+                            scheduled = self.schedule(deadline.family, event.key, due)
                             asyncio.run_coroutine_threadsafe(scheduled, loop).result(timeout=30)
                     self.store.apply(PROJECTION, notification.id, [])
                     if self._stop.is_set():

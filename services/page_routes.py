@@ -1,0 +1,100 @@
+"""Canon page and fleet roster commands, from their Structs to ``aggregates.page`` and
+``aggregates.fleet``."""
+
+from __future__ import annotations
+
+from athenaeum.aggregates import fleet
+from athenaeum.aggregates import page as rules
+from athenaeum.aggregates.page_state import evolve
+from athenaeum.aggregates.rules import Context
+from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.thread_state import Closure
+from athenaeum.events import Event, family_id
+from athenaeum.events.fleet import FLEET_ID
+from athenaeum.events.page_commands import (
+    ApprovePage,
+    DisputePage,
+    EditPage,
+    EndorsePage,
+    InitPage,
+    ReadPage,
+    RegisterAgent,
+    ResolveDispute,
+)
+from athenaeum.services.command_handler import CommandHandler, Decide, existing, project_fleet
+from athenaeum.services.replies import Reply
+
+project = fold(evolve)
+
+
+def register(handler: CommandHandler, command: RegisterAgent, actor: str) -> Reply:
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        return fleet.register(state, context, name=command.name, human=command.human)
+
+    return handler.handle(FLEET_ID, project_fleet, decide, actor, command.command_id)
+
+
+def init(handler: CommandHandler, command: InitPage, actor: str) -> Reply:
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        return rules.init_page(
+            state, context, page=command.page, content=command.content, scope=command.scope,
+            from_thread=command.from_thread,
+        )
+
+    return handler.handle(family_id("page", command.page), project, decide, actor, command.command_id)
+
+
+def read(handler: CommandHandler, command: ReadPage, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.read(
+        state, context, session_id=command.session_id
+    ))
+
+
+def endorse(handler: CommandHandler, command: EndorsePage, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.endorse(
+        state, context, status=command.status, session_id=command.session_id, rev=command.rev,
+        members=handler.activity().members,
+    ))
+
+
+def edit(handler: CommandHandler, command: EditPage, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.edit(
+        state, context, content=command.content, significant=command.significant
+    ))
+
+
+def dispute(handler: CommandHandler, command: DisputePage, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.dispute(
+        state, context, section=command.section, thread=command.thread
+    ))
+
+
+def resolve(handler: CommandHandler, command: ResolveDispute, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.resolve(
+        state, context, agent=command.agent, decision=command.decision, thread=command.thread
+    ))
+
+
+def approve(handler: CommandHandler, command: ApprovePage, actor: str) -> Reply:
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        activity = handler.activity()
+        return rules.approve(state, context, level=command.level, members=activity.members,
+                             as_of_position=activity.position)
+
+    return _on_existing(handler, command.page, actor, command.command_id, decide)
+
+
+def crystallized(handler: CommandHandler, thread: str, closure: Closure, context: Context) -> list[Event]:
+    """The page events of a recognized closure, each page written by the closer."""
+    closer = Context(actor=closure.author, now=context.now, command_id=context.command_id, is_human=context.is_human)
+    events: list[Event] = []
+    for page in closure.crystallization.canon_pages:
+        events += rules.crystallize(
+            handler.load(family_id("page", page), project), closer, page=page, thread=thread, closure_n=closure.n,
+            summary=closure.summary, patch_summary=closure.crystallization.patch_summary,
+        )
+    return events
+
+
+def _on_existing(handler: CommandHandler, page: str, actor: str, command_id: str | None, decide: Decide) -> Reply:
+    return handler.handle(family_id("page", page), project, existing(decide, f"page {page!r}", "page"), actor, command_id)
