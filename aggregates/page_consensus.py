@@ -12,9 +12,8 @@ from datetime import datetime, timedelta
 import msgspec
 
 from athenaeum.aggregates.page_state import Page
+from athenaeum.events.fleet import ACTIVE_WINDOW, DORMANT_AFTER
 
-ACTIVE_WINDOW = timedelta(days=30)  # active: authored an accepted event this recently
-DORMANT_AFTER = timedelta(days=60)  # dormant: a pending status stops blocking
 SOFT_CANONICAL_AGING = timedelta(days=14)  # how long the missing third must have been waiting
 AGREEING = ("accepted", "contributed")
 

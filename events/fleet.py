@@ -5,9 +5,13 @@ One aggregate, ``fleet``, holds every registration.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from athenaeum.events.base import Event, family_id
 
 FLEET_ID = family_id("fleet", "roster")
+ACTIVE_WINDOW = timedelta(days=30)  # active: authored an accepted event this recently
+DORMANT_AFTER = timedelta(days=60)  # dormant: its pending statuses stop blocking; on return, stale
 
 
 class AgentRegistered(Event, tag="AgentRegistered"):

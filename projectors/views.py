@@ -22,7 +22,11 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) 
     """A projector keeping one document per aggregate, keyed by its id. ``apply`` gets the
     current document (empty when there is none) and returns the new one, or None to leave it."""
 
+    handled = getattr(apply, "registry", None)  # a singledispatch function: skip other families' events
+
     def project(event: Any, lookup: Lookup) -> list[Change]:
+        if handled is not None and type(event) not in handled:
+            return []
         document = apply(event, lookup(view, event.key) or {})
         return [] if document is None else [Change(view, event.key, document)]
 

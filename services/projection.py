@@ -9,22 +9,32 @@ from collections.abc import Callable, Sequence
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.projectors import (
+    fleet_activity,
+    page_status,
+    pending_page,
     pending_quorum,
     pending_ratification,
+    pending_thread,
     quorum_scratchpad,
     quorum_status,
     ratification_status,
+    thread_status,
 )
 from athenaeum.projectors.views import Change, project_all
 from athenaeum.services.read_models import ReadModelStore
 
 # Order matters: later projectors read the status views as already updated for the event.
 PROJECTORS = (
+    fleet_activity.project,
     ratification_status.project,
     quorum_status.project,
     quorum_scratchpad.project,
+    thread_status.project,
+    page_status.project,
     pending_ratification.project,
     pending_quorum.project,
+    pending_thread.project,
+    pending_page.project,
 )
 PROJECTION = "views"
 log = logging.getLogger(__name__)

@@ -9,19 +9,45 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import msgspec
+from eventsourcing.application import AggregateNotFoundError
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.projectors import pending_work, quorum_status, ratification_records, ratification_status
+from athenaeum.events import family_id
+from athenaeum.projectors import (
+    fleet_activity,
+    pending_work,
+    quorum_status,
+    ratification_records,
+    ratification_status,
+    thread_records,
+    thread_status,
+)
+from athenaeum.services import page_routes
+from athenaeum.services.command_handler import Activity
 from athenaeum.services.command_service import concurrently
+from athenaeum.services.page_queries import consensus_block, page_document
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.replies import malformed
 
 QUERY_PREFIX = "athenaeum.query"
 READ_YOUR_WRITES_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class Reads:
+    """What queries read from: the views, the ledger, the deployment's humans, the clock and
+    the fleet's activity (for what depends on time, like a page's consensus)."""
+
+    runner: ProjectionRunner
+    humans: frozenset[str]
+    clock: Callable[[], datetime]
+    activity: Callable[[], Activity]
 
 
 class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -30,10 +56,6 @@ class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
 
 class ShowRatification(Query, frozen=True):
     topic: str
-
-
-class Check(Query, frozen=True):
-    agent: str
 
 
 class RenderRatification(Query, frozen=True):
@@ -45,6 +67,18 @@ class ShowProposal(Query, frozen=True):
     proposal_id: str
 
 
+class ShowThread(Query, frozen=True):
+    slug: str
+
+
+class ShowPage(Query, frozen=True):
+    page: str
+
+
+class Check(Query, frozen=True):
+    agent: str
+
+
 class Answer(msgspec.Struct, omit_defaults=True):
     ok: bool
     position: int | None = None
@@ -52,78 +86,121 @@ class Answer(msgspec.Struct, omit_defaults=True):
     error: dict[str, Any] | None = None
 
 
-def show_ratification(runner: ProjectionRunner, query: ShowRatification, humans: frozenset[str]) -> Answer:
-    return _document(runner, ratification_status.VIEW, query.topic, f"ratification {query.topic!r}", "topic")
+def show_ratification(reads: Reads, query: ShowRatification) -> Answer:
+    return _document(reads, ratification_status.VIEW, query.topic, f"ratification {query.topic!r}", "topic")
 
 
-def show_proposal(runner: ProjectionRunner, query: ShowProposal, humans: frozenset[str]) -> Answer:
-    return _document(runner, quorum_status.VIEW, query.proposal_id, f"proposal {query.proposal_id!r}", "proposal_id")
-
-
-def announce_proposal(runner: ProjectionRunner, query: ShowProposal, humans: frozenset[str]) -> Answer:
-    answer = show_proposal(runner, query, humans)
-    if answer.ok:
-        answer.result = {"record": "announcement", "text": quorum_status.announcement(answer.result) + "\n"}
-    return answer
-
-
-def _document(runner: ProjectionRunner, view: str, key: str, what: str, field: str) -> Answer:
-    document = runner.store.get(view, key)
-    if document is None:
-        return _not_found(f"no {what}", field)
-    return Answer(ok=True, position=runner.position, result=document)
-
-
-def _not_found(message: str, field: str) -> Answer:
-    return Answer(ok=False, error={"code": "not_found", "message": message, "field": field})
-
-
-def check(runner: ProjectionRunner, query: Check, humans: frozenset[str]) -> Answer:
-    items = (runner.store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
-    if query.agent in humans:
-        items += (runner.store.get(pending_work.VIEW, pending_work.HUMANS) or {}).get("items", [])
-    return Answer(ok=True, position=runner.position, result={"agent": query.agent, "items": items})
-
-
-def render_ratification(runner: ProjectionRunner, query: RenderRatification, humans: frozenset[str]) -> Answer:
-    events = list(runner.app.events.get(query.topic))
+def render_ratification(reads: Reads, query: RenderRatification) -> Answer:
+    events = list(reads.runner.app.events.get(query.topic))
     if not events:
         return _not_found(f"no ratification {query.topic!r}", "topic")
     try:
         text = ratification_records.render(query.record, events)
     except ratification_records.NotRendered as missing:
         return _not_found(str(missing), "record")
-    return Answer(ok=True, position=runner.position, result={"record": query.record, "text": text})
+    return _record(reads, query.record, text)
 
 
-QUERIES: dict[str, tuple[type[Query], Callable[[ProjectionRunner, Any, frozenset[str]], Answer]]] = {
+def show_proposal(reads: Reads, query: ShowProposal) -> Answer:
+    return _document(reads, quorum_status.VIEW, query.proposal_id, f"proposal {query.proposal_id!r}", "proposal_id")
+
+
+def announce_proposal(reads: Reads, query: ShowProposal) -> Answer:
+    answer = show_proposal(reads, query)
+    return _record(reads, "announcement", quorum_status.announcement(answer.result) + "\n") if answer.ok else answer
+
+
+def show_thread(reads: Reads, query: ShowThread) -> Answer:
+    answer = _document(reads, thread_status.VIEW, query.slug, f"thread {query.slug!r}", "slug")
+    if answer.ok:  # the bookkeeping behind the derived figures is not for readers
+        answer.result = {k: v for k, v in answer.result.items() if k not in ("sum", "evaluations_received")}
+    return answer
+
+
+def render_thread(reads: Reads, query: ShowThread) -> Answer:
+    events = list(reads.runner.app.events.get(family_id("thread", query.slug)))
+    if not events:
+        return _not_found(f"no thread {query.slug!r}", "slug")
+    return _record(reads, "thread", thread_records.render(events))
+
+
+def show_page(reads: Reads, query: ShowPage) -> Answer:
+    page = _page(reads, query.page)
+    if page is None:
+        return _not_found(f"no page {query.page!r}", "page")
+    return Answer(ok=True, position=reads.runner.position, result=page_document(page, reads.activity(), reads.clock()))
+
+
+def render_consensus(reads: Reads, query: ShowPage) -> Answer:
+    page = _page(reads, query.page)
+    if page is None:
+        return _not_found(f"no page {query.page!r}", "page")
+    return _record(reads, "consensus", consensus_block(page, reads.activity(), reads.clock()))
+
+
+def check(reads: Reads, query: Check) -> Answer:
+    store = reads.runner.store
+    items = (store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
+    roster = store.get(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
+    if query.agent in reads.humans or query.agent in roster.get("humans", []):
+        items += (store.get(pending_work.VIEW, pending_work.HUMANS) or {}).get("items", [])
+    return Answer(ok=True, position=reads.runner.position, result={"agent": query.agent, "items": items})
+
+
+def _page(reads: Reads, path: str) -> Any:
+    try:
+        return reads.runner.app.repository.get(family_id("page", path), projector_func=page_routes.project)
+    except AggregateNotFoundError:
+        return None
+
+
+def _document(reads: Reads, view: str, key: str, what: str, field: str) -> Answer:
+    document = reads.runner.store.get(view, key)
+    if document is None:
+        return _not_found(f"no {what}", field)
+    return Answer(ok=True, position=reads.runner.position, result=document)
+
+
+def _record(reads: Reads, record: str, text: str) -> Answer:
+    return Answer(ok=True, position=reads.runner.position, result={"record": record, "text": text})
+
+
+def _not_found(message: str, field: str) -> Answer:
+    return Answer(ok=False, error={"code": "not_found", "message": message, "field": field})
+
+
+QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "ratification.show": (ShowRatification, show_ratification),
     "ratification.render": (RenderRatification, render_ratification),
     "quorum.show": (ShowProposal, show_proposal),
     "quorum.announcement": (ShowProposal, announce_proposal),
+    "thread.show": (ShowThread, show_thread),
+    "thread.render": (ShowThread, render_thread),
+    "page.show": (ShowPage, show_page),
+    "page.consensus": (ShowPage, render_consensus),
     "check": (Check, check),
 }
 
 
-async def add_query_endpoints(service: Service, runner: ProjectionRunner, workers: Executor, humans: frozenset[str]) -> None:
+async def add_query_endpoints(service: Service, reads: Reads, workers: Executor) -> None:
     for name, (query_type, answer) in QUERIES.items():
         await service.add_endpoint(
             name=f"query-{name.replace('.', '-')}",
             subject=f"{QUERY_PREFIX}.{name}",
-            handler=_endpoint(query_type, answer, runner, workers, humans),
+            handler=_endpoint(query_type, answer, reads, workers),
         )
 
 
-def _endpoint(query_type, answer, runner, workers, humans):  # type: ignore[no-untyped-def]
+def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(query_type)
 
     def answered(query: Any) -> Answer:
-        if query.after is not None and not runner.wait_for(query.after, READ_YOUR_WRITES_TIMEOUT):
+        if query.after is not None and not reads.runner.wait_for(query.after, READ_YOUR_WRITES_TIMEOUT):
             return Answer(
                 ok=False,
                 error={"code": "unavailable", "message": f"the views did not reach position {query.after} in time"},
             )
-        return answer(runner, query, humans)
+        return answer(reads, query)
 
     async def answer_request(request: Request) -> None:
         try:

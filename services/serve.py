@@ -16,11 +16,12 @@ from pathlib import Path
 import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.services.activity import activity_from
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.projection import ProjectionRunner
-from athenaeum.services.query_service import add_query_endpoints
+from athenaeum.services.query_service import Reads, add_query_endpoints
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.timers import TimerService
 from athenaeum.services.view_bucket import ViewBucket
@@ -73,18 +74,19 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
         nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
-        handler = CommandHandler(app, humans=options.humans)
+        # Every service reads the views: the commands for the fleet's activity, too.
+        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
+        stack.callback(store.close)
+        handler = CommandHandler(app, humans=options.humans, activity=activity_from(store))
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
         stack.push_async_callback(service.stop)
-        if options.services & {"projector", "timer"}:
-            store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
-            stack.callback(store.close)
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
-            await add_query_endpoints(service, runner, workers, options.humans)
+            reads = Reads(runner, options.humans, handler.clock, handler.activity)
+            await add_query_endpoints(service, reads, workers)
         if "timer" in options.services:
             timers = await TimerService(nc, handler, store, workers).start()
             stack.push_async_callback(timers.stop)

@@ -1,0 +1,65 @@
+"""What the pending work of pages needs to know: the ``pages`` view, one document per page
+(rev, lifecycle, open disputes), plus an index of every page for newly registered agents.
+
+``page show`` computes the full consensus from the page itself, with the clock and the
+fleet's activity; this view only follows the events.
+"""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from athenaeum.events import Event
+from athenaeum.events.page import (
+    DisputeResolved,
+    EndorsementDisputed,
+    LifecycleChanged,
+    PageInitialized,
+    PageRevised,
+)
+from athenaeum.projectors.views import Change, Document, Lookup, per_aggregate
+
+VIEW = "pages"
+INDEX = "@index"  # no page path starts with "@"
+
+
+def project(event: Event, lookup: Lookup) -> list[Change]:
+    changes = _per_page(event, lookup)
+    if isinstance(event, PageInitialized):
+        index = lookup(VIEW, INDEX) or {"pages": []}
+        changes.append(Change(VIEW, INDEX, {"pages": sorted({*index["pages"], event.key})}))
+    return changes
+
+
+@singledispatch
+def _apply(event: Event, current: Document) -> Document | None:
+    return None
+
+
+_per_page = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
+
+
+@_apply.register
+def _(event: PageInitialized, current: Document) -> Document:
+    return {"page": event.key, "author": event.author, "rev": event.rev, "lifecycle": "working",
+            "content_sha256": event.content_sha256, "disputes": []}
+
+
+@_apply.register
+def _(event: PageRevised, current: Document) -> Document:
+    return current | {"rev": event.rev, "content_sha256": event.content_sha256}
+
+
+@_apply.register
+def _(event: EndorsementDisputed, current: Document) -> Document:
+    return current | {"disputes": sorted({*current["disputes"], event.agent})}
+
+
+@_apply.register
+def _(event: DisputeResolved, current: Document) -> Document:
+    return current | {"disputes": [agent for agent in current["disputes"] if agent != event.agent]}
+
+
+@_apply.register
+def _(event: LifecycleChanged, current: Document) -> Document:
+    return current | {"lifecycle": event.to.value}

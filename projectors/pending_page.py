@@ -1,0 +1,72 @@
+"""Page items of the ``pending`` view: an agent reviews a page where its endorsement is
+pending or stale; a human resolves a page's open disputes."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from athenaeum.events import Event
+from athenaeum.events.fleet import AgentRegistered
+from athenaeum.events.page import (
+    DisputeResolved,
+    EndorsementDisputed,
+    EndorsementRecorded,
+    EndorsementStaled,
+    PageInitialized,
+    PageRevised,
+)
+from athenaeum.projectors import fleet_activity, page_status
+from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
+
+
+@singledispatch
+def _apply(event: Event, pending: Pending) -> None:
+    pass
+
+
+project = pending_projector("page", _apply)  # the cases below register on ``_apply``
+
+
+@_apply.register
+def _(event: PageInitialized, pending: Pending) -> None:
+    roster = pending.lookup(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
+    for agent in roster.get("agents", []):
+        if agent != event.author:
+            pending.add(agent, event.key, "review")
+
+
+@_apply.register
+def _(event: AgentRegistered, pending: Pending) -> None:
+    # A new agent starts pending on every page.
+    if not event.human:
+        for page in (pending.lookup(page_status.VIEW, page_status.INDEX) or {}).get("pages", []):
+            pending.add(event.name, page, "review")
+
+
+@_apply.register
+def _(event: EndorsementRecorded, pending: Pending) -> None:
+    pending.remove(event.agent, event.key, "review")
+
+
+@_apply.register
+def _(event: EndorsementStaled, pending: Pending) -> None:
+    pending.add(event.agent, event.key, "review")
+
+
+@_apply.register
+def _(event: PageRevised, pending: Pending) -> None:
+    if event.significant:
+        pending.remove(event.editor, event.key, "review")
+
+
+@_apply.register
+def _(event: EndorsementDisputed, pending: Pending) -> None:
+    pending.remove(event.agent, event.key, "review")
+    pending.add(HUMANS, event.key, "resolve")
+
+
+@_apply.register
+def _(event: DisputeResolved, pending: Pending) -> None:
+    # The pages view, already updated for this event, says whether disputes remain.
+    if not (pending.lookup(page_status.VIEW, event.key) or {}).get("disputes"):
+        pending.remove(HUMANS, event.key, "resolve")

@@ -1,0 +1,32 @@
+"""The fleet's activity, as the command rules need it, read from the ``agents`` view."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+import msgspec
+
+from athenaeum.aggregates.page_consensus import Member
+from athenaeum.projectors import fleet_activity
+from athenaeum.services.command_handler import Activity
+from athenaeum.services.projection import PROJECTION
+from athenaeum.services.read_models import ReadModelStore
+
+
+def activity_from(store: ReadModelStore) -> Callable[[], Activity]:
+    def read() -> Activity:
+        position = store.position(PROJECTION)
+        members = tuple(
+            Member(
+                name=agent["name"],
+                registered_at=msgspec.convert(agent["registered_at"], datetime),
+                last_active=msgspec.convert(agent["last_active"], datetime),
+                returned_at=msgspec.convert(agent["returned_at"], datetime | None),
+            )
+            for agent in store.documents(fleet_activity.VIEW).values()
+            if not agent["human"]
+        )
+        return Activity(members, position)
+
+    return read

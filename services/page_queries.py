@@ -1,0 +1,60 @@
+"""``page show``: a page and where every registered agent stands on it, computed from the
+page's own history with the clock and the fleet's activity (never stored: it changes with
+time). Also the consensus block of the page's front matter, as the original tools write it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from athenaeum.aggregates.page_consensus import Consensus, Standing, consensus
+from athenaeum.aggregates.page_state import Page
+from athenaeum.services.command_handler import Activity
+
+
+def page_document(page: Page, activity: Activity, now: datetime) -> dict[str, Any]:
+    report = consensus(page, activity.members, now)
+    return {
+        "page": page.key,
+        "rev": page.rev,
+        "lifecycle": page.lifecycle.value,
+        "scope": page.scope.value,
+        "author": page.author,
+        "content_sha256": page.content_sha256,
+        "consensus": {s.agent: _standing(s) for s in report.standings},
+        "active_agents": report.active_agents,
+        "canonical_ready": report.canonical_ready,
+        "canonical_reasons": report.canonical_reasons,
+        "soft_canonical_ready": report.soft_canonical_ready,
+        "soft_canonical_reasons": report.soft_canonical_reasons,
+        "as_of_position": activity.position,
+    }
+
+
+def consensus_block(page: Page, activity: Activity, now: datetime) -> str:
+    """``rev``, ``lifecycle`` and ``consensus`` as in a structural page's front matter."""
+    report: Consensus = consensus(page, activity.members, now)
+    lines = [f"rev: v{page.rev}", f"lifecycle: {page.lifecycle.value}", "consensus:"]
+    lines += [f'  {s.agent}: "{_entry(s)}"' for s in report.standings]
+    return "\n".join(lines) + "\n"
+
+
+def _standing(standing: Standing) -> dict[str, Any]:
+    document = msgspec.to_builtins(standing)
+    del document["agent"]
+    return document
+
+
+def _entry(s: Standing) -> str:
+    day = f"{s.since:%Y-%m-%d}"
+    rev = f"rev: v{s.rev}"
+    if s.status in ("pending", "dormant"):
+        return f"{s.status} | {rev}"
+    if s.status == "disputed":
+        parts = [s.status, f"section: {s.disputed}"] + ([f"thread: {s.thread}"] if s.thread else [])
+        return " | ".join([*parts, day, rev])
+    if s.decision is not None:
+        return f"{s.status} (user decision: {s.thread}#{day}) | {day} | {rev}"
+    return f"{s.status} | {day} | {rev}"
