@@ -21,6 +21,7 @@ from athenaeum.aggregates.rules import (
     RuleViolation,
     Stamp,
     VotingClosed,
+    require_deadline,
     require_electorate,
     require_slug,
     require_text,
@@ -42,7 +43,7 @@ from athenaeum.events.quorum import (
     TieDeclared,
 )
 
-PROPOSAL_ID = re.compile(r"^[0-9A-F]{8}$")
+PROPOSAL_ID = re.compile(r"[0-9A-F]{8}")
 SHORT_FORM = 400  # characters: longer texts are accepted with a warning, the channel is short-form
 _PRESET_OF_NINE = {Preset.ADVISORY: 5, Preset.BLOCKING: 7}
 
@@ -74,7 +75,7 @@ def open_proposal(
     veto_on_nack: bool = False,
     coordinator: str | None = None,
 ) -> list[Event]:
-    if not PROPOSAL_ID.match(proposal_id):
+    if not PROPOSAL_ID.fullmatch(proposal_id):
         raise Invalid(f"proposal_id {proposal_id!r} is not 8 uppercase hex characters", "proposal_id")
     if state is not None:
         raise AlreadyExists(f"proposal {proposal_id} already exists", "proposal_id")
@@ -91,8 +92,7 @@ def open_proposal(
         threshold = preset_threshold(preset, n)
     if not 1 <= threshold <= n:
         raise Invalid(f"threshold {threshold} is not between 1 and the electorate's {n}", "threshold")
-    if deadline <= context.now:
-        raise Invalid(f"deadline {deadline.isoformat()} is not in the future", "deadline")
+    deadline = require_deadline(deadline, context, "deadline")
     return [
         Stamp(family_id("quorum", proposal_id), 0, context)(
             ProposalOpened,
@@ -127,13 +127,14 @@ def nack(state: Proposal, context: Context, *, reason: str) -> list[Event]:
 def tiebreak(state: Proposal, context: Context, *, decision: CoordinatorDecision) -> list[Event]:
     if state.status is not Status.AWAITING_COORDINATOR:
         raise NotOpen(f"proposal {state.key} is {state.status.value}, not awaiting-coordinator")
-    _require_coordinator(state, context, "breaks the tie")
+    _require_coordinator(state, context, "breaks ties")
     return [Stamp(state.id, state.version, context)(CoordinatorTieBroken, decision=decision)]
 
 
 def override(state: Proposal, context: Context, *, decision: CoordinatorDecision, reason: str) -> list[Event]:
-    """The coordinator decides unilaterally while voting is open; recorded for audit."""
-    _require_voting(state, context)
+    """The coordinator decides unilaterally while the proposal is open (even once its deadline
+    has passed and the timer has yet to fire); recorded for audit."""
+    _require_open(state)
     _require_coordinator(state, context, "overrides")
     require_text(reason, "reason")
     return [Stamp(state.id, state.version, context)(CoordinatorOverridden, decision=decision, reason=reason)]
@@ -151,8 +152,8 @@ def expire(state: Proposal, context: Context) -> list[Event]:
 
 
 def _veto(state: Proposal, context: Context) -> list[Event]:
-    _require_voting(state, context)
-    _require_coordinator(state, context, f"NACKs with {COORDINATOR_VETO}")
+    _require_open(state)
+    _require_coordinator(state, context, f"vetoes with {COORDINATOR_VETO}")
     return [Stamp(state.id, state.version, context)(ProposalVetoed, by=context.actor)]
 
 
@@ -180,13 +181,18 @@ def _settled(state: Proposal, vote: Event, stamp: Stamp) -> list[Event]:
 
 
 def _tied(state: Proposal) -> bool:
-    # A tie is an even split of votes cast; a proposal nobody voted on simply expires.
-    return state.coordinator is not None and 0 < len(state.acks) == len(state.nacks) < state.threshold
+    # As PROTOCOLS.md states it: acks == nacks with k not reached, a coordinator named. At the
+    # deadline that includes nobody having voted: the coordinator then decides.
+    return state.coordinator is not None and len(state.acks) == len(state.nacks) < state.threshold
+
+
+def _require_open(state: Proposal) -> None:
+    if state.status is not Status.OPEN:
+        raise NotOpen(f"proposal {state.key} is {state.status.value}, not open")
 
 
 def _require_voting(state: Proposal, context: Context) -> None:
-    if state.status is not Status.OPEN:
-        raise NotOpen(f"proposal {state.key} is {state.status.value}, not open")
+    _require_open(state)
     if context.now >= state.deadline:
         raise VotingClosed(f"voting on {state.key} closed at {state.deadline.isoformat()}")
 
@@ -200,6 +206,7 @@ def _require_elector(state: Proposal, context: Context) -> None:
 
 
 def _require_coordinator(state: Proposal, context: Context, act: str) -> None:
+    if state.coordinator is None:
+        raise NotCoordinator(f"proposal {state.key} names no coordinator, so nobody {act}", "actor")
     if context.actor != state.coordinator:
-        named = f"its coordinator {state.coordinator!r}" if state.coordinator else "a coordinator, and none is named"
-        raise NotCoordinator(f"only {named} {act} on {state.key}", "actor")
+        raise NotCoordinator(f"only the coordinator {state.coordinator!r} {act} on {state.key}", "actor")

@@ -10,7 +10,6 @@ import msgspec
 from athenaeum.aggregates.state import AggregateState
 from athenaeum.events import Event
 from athenaeum.events.quorum import (
-    CoordinatorDecision,
     CoordinatorOverridden,
     CoordinatorTieBroken,
     Nack,
@@ -54,9 +53,6 @@ class Proposal(AggregateState, tag="Proposal"):
         return len(self.electorate) - len(self.acks) - len(self.nacks)
 
 
-_DECIDED = {CoordinatorDecision.ACCEPT: Status.ACCEPTED, CoordinatorDecision.REJECT: Status.REJECTED}
-
-
 def evolve(state: Proposal | None, event: Event) -> Proposal | None:
     replace = msgspec.structs.replace
     match event:
@@ -89,5 +85,5 @@ def evolve(state: Proposal | None, event: Event) -> Proposal | None:
         case TieDeclared():
             return replace(state, status=Status.AWAITING_COORDINATOR)
         case CoordinatorTieBroken() | CoordinatorOverridden():
-            return replace(state, status=_DECIDED[event.decision])
+            return replace(state, status=Status(event.decision.outcome))
     return state

@@ -24,6 +24,7 @@ from athenaeum.aggregates.rules import (
     RuleViolation,
     Stamp,
     VotingClosed,
+    require_deadline,
     require_electorate,
     require_slug,
     require_text,
@@ -93,8 +94,7 @@ def freeze(
     sha = sha256_of(artifact)
     if declared_sha256 is not None and declared_sha256.lower() != sha:
         raise ShaMismatch(f"declared sha256 {declared_sha256} differs from the artifact's {sha}", "sha256")
-    if expires_at <= context.now:
-        raise Invalid(f"expires_at {expires_at.isoformat()} is not in the future", "expires_at")
+    expires_at = require_deadline(expires_at, context, "expires_at")
     if supersedes is not None and not superseded_exists:
         raise NotFound(f"supersedes names no ratification {supersedes!r}", "supersedes")
     stamp = Stamp(topic, 0, context)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from athenaeum.events import Event
@@ -14,6 +14,7 @@ from athenaeum.events import Event
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 PAGE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 PAGE_PATH_LIMIT = 255
+LAST_YEAR = 9000  # deadlines stay clear of datetime's year 9999, where rounding would overflow
 TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
 ARTIFACT_LIMIT = 512 * 1024
 
@@ -99,14 +100,23 @@ class Stamp:
 
 
 def require_slug(value: str, field: str) -> None:
-    if not SLUG.match(value):
+    if not SLUG.fullmatch(value):
         raise Invalid(f"{field}: {value!r} is not a kebab slug (^[a-z0-9][a-z0-9-]{{0,62}}$)", field)
 
 
 def require_page_path(value: str, field: str) -> None:
     """A relative path of plain segments (``wiki/canon/rules.md``): no ``..``, no leading ``/``."""
-    if len(value) > PAGE_PATH_LIMIT or not PAGE_PATH.match(value):
+    if len(value) > PAGE_PATH_LIMIT or not PAGE_PATH.fullmatch(value):
         raise Invalid(f"{field}: {value!r} is not a page path (segments of letters, digits, '.', '_', '-')", field)
+
+
+def require_deadline(moment: datetime, context: Context, field: str) -> datetime:
+    """A future time, in UTC, and far enough from the calendar's end to be scheduled."""
+    if moment <= context.now:
+        raise Invalid(f"{field} {moment.isoformat()} is not in the future", field)
+    if moment.year >= LAST_YEAR:
+        raise Invalid(f"{field} {moment.isoformat()} is too far in the future (before {LAST_YEAR})", field)
+    return moment.astimezone(timezone.utc)
 
 
 def require_text(value: str, field: str, limit: int = TEXT_LIMIT) -> None:

@@ -26,6 +26,11 @@ class CoordinatorDecision(enum.Enum):
     ACCEPT = "accept"
     REJECT = "reject"
 
+    @property
+    def outcome(self) -> str:
+        """The status the decision gives a proposal."""
+        return "accepted" if self is CoordinatorDecision.ACCEPT else "rejected"
+
 
 class Nack(msgspec.Struct, frozen=True):
     agent: str

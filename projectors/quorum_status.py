@@ -70,6 +70,7 @@ def _(event: ProposalOpened, current: Document) -> Document:
         "nacks": [],
         "reason": None,
         "decided_by": None,
+        "overridden": False,
         "closed_at": None,
     }
 
@@ -111,12 +112,9 @@ def _(event: TieDeclared, current: Document) -> Document:
 
 @_apply.register
 def _(event: CoordinatorTieBroken, current: Document) -> Document:
-    return _closed(event, current, _STATUS[event.decision.value], "coordinator-tiebreak", decided_by=event.actor)
+    return _closed(event, current, event.decision.outcome, "coordinator-tiebreak", decided_by=event.actor)
 
 
 @_apply.register
 def _(event: CoordinatorOverridden, current: Document) -> Document:
-    return _closed(event, current, _STATUS[event.decision.value], event.reason, decided_by=event.actor, overridden=True)
-
-
-_STATUS = {"accept": "accepted", "reject": "rejected"}
+    return _closed(event, current, event.decision.outcome, event.reason, decided_by=event.actor, overridden=True)

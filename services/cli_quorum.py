@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
@@ -11,6 +12,7 @@ from athenaeum.events.quorum_commands import AckProposal, BreakTie, NackProposal
 from athenaeum.services.cli_args import UsageError, agents, moment
 
 _DECISIONS = [decision.value for decision in CoordinatorDecision]
+_THRESHOLD = re.compile(r"([0-9]+)(?:/([0-9]+))?")
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -30,23 +32,23 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     propose.add_argument("--id", dest="proposal_id", help="8 uppercase hex characters (default: generated)")
 
     ack = verbs.add_parser("ack", parents=[common], help="ACK a proposal")
-    ack.add_argument("proposal_id", metavar="ID")
+    ack.add_argument("proposal_id", metavar="ID", type=str.upper)
 
     nack = verbs.add_parser("nack", parents=[common], help="NACK a proposal (reason COORDINATOR_VETO vetoes)")
-    nack.add_argument("proposal_id", metavar="ID")
+    nack.add_argument("proposal_id", metavar="ID", type=str.upper)
     nack.add_argument("--reason", required=True)
 
     tiebreak = verbs.add_parser("tiebreak", parents=[common], help="(coordinator) decide a tie")
-    tiebreak.add_argument("proposal_id", metavar="ID")
+    tiebreak.add_argument("proposal_id", metavar="ID", type=str.upper)
     tiebreak.add_argument("--decision", required=True, choices=_DECISIONS)
 
     override = verbs.add_parser("override", parents=[common], help="(coordinator) decide while voting is open")
-    override.add_argument("proposal_id", metavar="ID")
+    override.add_argument("proposal_id", metavar="ID", type=str.upper)
     override.add_argument("--decision", required=True, choices=_DECISIONS)
     override.add_argument("--reason", required=True)
 
     show = verbs.add_parser("show", parents=[common], help="where a proposal stands, votes and all")
-    show.add_argument("proposal_id", metavar="ID")
+    show.add_argument("proposal_id", metavar="ID", type=str.upper, help="8 hex characters, any case")
     show.add_argument("--after", type=int, help="wait until the views reach this position")
     show.add_argument("--announcement", action="store_true", help="print the fleet channel announcement")
 
@@ -100,8 +102,7 @@ SUMMARIES = {
 def _threshold(text: str | None) -> tuple[int | None, int | None]:
     if text is None:
         return None, None
-    k, slash, n = text.partition("/")
-    try:
-        return int(k), int(n) if slash else None
-    except ValueError as error:
-        raise UsageError(f"--threshold: {text!r} is not K or K/N (whole numbers)") from error
+    match = _THRESHOLD.fullmatch(text)
+    if match is None:
+        raise UsageError(f"--threshold: {text!r} is not K or K/N (whole numbers, like 5 or 5/9)")
+    return int(match.group(1)), int(match.group(2)) if match.group(2) else None

@@ -15,6 +15,7 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
+from athenaeum.aggregates.rules import SLUG
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.replies import Reply, encode, malformed
 from athenaeum.services.routes import ROUTES, Route
@@ -50,8 +51,10 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
 
     async def answer(request: Request) -> None:
         actor = (request.headers or {}).get(ACTOR_HEADER, "")
-        if not actor:
-            reply = Reply.rejected("invalid", f"the {ACTOR_HEADER} header names who sends the command", "actor")
+        if not SLUG.fullmatch(actor):
+            reply = Reply.rejected(
+                "invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: {actor!r}", "actor"
+            )
         else:
             try:
                 command = decoder.decode(request.data)

@@ -80,7 +80,7 @@ class TimerService:
 
     async def schedule(self, family: str, aggregate_id: str, at: datetime) -> None:
         token = escape(aggregate_id)
-        when = ceil_second(at.astimezone(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        when = ceil_second(at.astimezone(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")  # idempotent on a rounded time
         await self.js.publish(
             f"{self.stream}.schedule.{family}.{token}",
             b"",
@@ -99,8 +99,7 @@ class TimerService:
                     event = mapper.to_domain_event(notification)
                     for deadline in DEADLINES.values():
                         if (due := deadline.due(event)) is not None:
-                            scheduled = self.schedule(deadline.family, event.key, due)
-                            asyncio.run_coroutine_threadsafe(scheduled, loop).result(timeout=30)
+                            self._schedule_one(loop, deadline, event.key, due)
                     self.store.apply(PROJECTION, notification.id, [])
                     if self._stop.is_set():
                         return
@@ -109,6 +108,15 @@ class TimerService:
             await loop.run_in_executor(self.workers, follow)
         finally:
             subscription.stop()
+
+    def _schedule_one(self, loop: asyncio.AbstractEventLoop, deadline: Deadline, key: str, due: datetime) -> None:
+        try:
+            when = ceil_second(due.astimezone(timezone.utc))
+        except (OverflowError, ValueError):
+            # History the rules would refuse today; one bad deadline must not stop every timer.
+            log.error("cannot schedule %s %s at %s: the start-up sweep is its only timer", deadline.family, key, due)
+            return
+        asyncio.run_coroutine_threadsafe(self.schedule(deadline.family, key, when), loop).result(timeout=30)
 
     async def _fire(self) -> None:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)

@@ -71,7 +71,7 @@ class TestOpening:
     def test_the_electorate_is_non_empty_unique_slugs(self, electorate: list[str]) -> None:
         open_with(threshold=1, electorate=electorate).then_rejects("invalid", "electorate")
 
-    @pytest.mark.parametrize("proposal_id", ["0a1b2c3d", "0A1B2C3", "0A1B2C3D4", "GGGGGGGG"])
+    @pytest.mark.parametrize("proposal_id", ["0a1b2c3d", "0A1B2C3", "0A1B2C3D4", "GGGGGGGG", "0A1B2C3D\n"])
     def test_the_id_is_eight_uppercase_hex(self, proposal_id: str) -> None:
         open_with(threshold=5, proposal_id=proposal_id).then_rejects("invalid", "proposal_id")
 
@@ -87,6 +87,16 @@ class TestOpening:
 
     def test_a_coordinator_is_a_slug(self) -> None:
         open_with(threshold=5, coordinator="Heimdallr!").then_rejects("invalid", "coordinator")
+        open_with(threshold=5, coordinator="heimdallr\n").then_rejects("invalid", "coordinator")
+
+    def test_the_deadline_is_kept_in_utc_and_clear_of_the_calendars_end(self) -> None:
+        from datetime import datetime, timezone
+
+        [event] = open_with(threshold=5, deadline=datetime.fromisoformat("2030-01-01T12:00:00+02:00")).then(
+            "ProposalOpened")
+        assert event.deadline == datetime(2030, 1, 1, 10, tzinfo=timezone.utc) and event.deadline.utcoffset() == timedelta(0)
+        open_with(threshold=5, deadline=datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)).then_rejects(
+            "invalid", "deadline")
 
 
 class TestVoting:
@@ -187,8 +197,14 @@ class TestCoordinator:
         history = voting(self.four(), "agent-1", "-agent-2")
         given(evolve, history).when(q.expire, at(24, "timer")).then("TieDeclared")
 
-    def test_no_votes_at_the_deadline_is_no_tie(self) -> None:
-        given(evolve, self.four()).when(q.expire, at(24, "timer")).then("ProposalExpired")
+    def test_no_votes_at_the_deadline_is_a_tie_of_nothing_for_the_coordinator(self) -> None:
+        given(evolve, self.four()).when(q.expire, at(24, "timer")).then("TieDeclared")
+
+    def test_the_coordinator_still_vetoes_or_overrides_after_the_deadline_until_the_timer_closes_it(self) -> None:
+        given(evolve, self.four()).when(q.nack, at(25, "heimdallr"), reason=COORDINATOR_VETO).then("ProposalVetoed")
+        given(evolve, self.four()).when(q.override, at(25, "heimdallr"), decision=CoordinatorDecision.ACCEPT,
+                                        reason="x").then("CoordinatorOverridden")
+        given(evolve, self.tied()).when(q.nack, at(25, "heimdallr"), reason=COORDINATOR_VETO).then_rejects("not_open")
 
     def tied(self) -> list[Event]:
         history = voting(self.four(), "agent-1", "-agent-2")
