@@ -52,7 +52,7 @@ def consensus(page: Page, members: Sequence[Member], now: datetime) -> Consensus
     active = [s for s in standings if s.active]
     disputes = [f"{s.agent} disputes {s.disputed!r}" for s in standings if s.status == "disputed"]
     shared = ([] if active else ["no agent is active"]) + disputes
-    canonical = shared + [f"{s.agent} is {s.status} at rev v{page.rev}" for s in active if s.status not in AGREEING]
+    canonical = shared + [f"{s.agent} is {s.status} (page at v{page.rev})" for s in active if s.status not in AGREEING]
     return Consensus(
         standings=standings,
         active_agents=[s.agent for s in active],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import os
 import sys
 from importlib import metadata
@@ -17,7 +18,7 @@ import msgspec
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
-from athenaeum.services import cli_quorum, cli_ratify
+from athenaeum.services import cli_page, cli_quorum, cli_ratify, cli_thread
 from athenaeum.services.cli_args import UsageError
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
@@ -26,8 +27,10 @@ from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
-FAMILIES = {"ratify": cli_ratify, "quorum": cli_quorum}
-SUMMARIES = {tag: summarize for family in FAMILIES.values() for tag, summarize in family.SUMMARIES.items()}
+EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "thread")
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page)
+FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
+SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
     run.add_argument("--services", default="commands,timer,projector", help="which services run here (default: all)")
 
-    for family in FAMILIES.values():
-        family.add_verbs(subparsers, common)
+    for module in MODULES:
+        module.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: a scripted ratification on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
@@ -118,8 +121,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def schema() -> dict:
     """JSON Schemas (msgspec's) of every event by tag and every command by subject."""
-    import athenaeum.events.quorum  # noqa: F401  registers the families' events
-    import athenaeum.events.ratification  # noqa: F401
+    for family in EVENT_MODULES:  # importing a family registers its events
+        importlib.import_module(f"athenaeum.events.{family}")
 
     events = sorted(event_registry.types().items())
     commands = [(route.subject, route.command) for route in ROUTES]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from athenaeum.services.deadlines import ceil_second
 
@@ -13,6 +14,14 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 
 class UsageError(ValueError):
     """Arguments that cannot become a command; exit code 2."""
+
+
+def read_text(path: Path, option: str) -> str:
+    """A file's exact text: no newline translation."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{option}: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
 
 
 def agents(text: str) -> list[str]:

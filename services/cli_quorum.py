@@ -15,6 +15,9 @@ _DECISIONS = [decision.value for decision in CoordinatorDecision]
 _THRESHOLD = re.compile(r"([0-9]+)(?:/([0-9]+))?")
 
 
+NAMES = ("quorum",)
+
+
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     quorum = subparsers.add_parser("quorum", help="k-of-n ACK/NACK proposals to the fleet")
     verbs = quorum.add_subparsers(dest="verb", required=True, metavar="VERB")

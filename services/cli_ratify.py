@@ -14,7 +14,10 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
-from athenaeum.services.cli_args import UsageError, agents, moment
+from athenaeum.services.cli_args import UsageError, agents, moment, read_text
+
+
+NAMES = ("ratify",)
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -66,7 +69,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 def command_from(args: argparse.Namespace) -> Command:
     match args.verb:
         case "init":
-            artifact = _read(args.artifact) if args.artifact else args.text
+            artifact = read_text(args.artifact, "--artifact") if args.artifact else args.text
             return InitRatification(
                 topic=args.topic,
                 roster=agents(args.roster),
@@ -117,13 +120,6 @@ SUMMARIES = {
         "expires_at": event["expires_at"],
     },
 }
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")  # exact bytes: no newline translation
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--artifact: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
 
 
 def _dissent_item(text: str, option: str) -> DissentItem:
