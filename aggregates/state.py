@@ -71,7 +71,8 @@ def fold(evolve: Evolve[S]) -> Callable[[S | None, Iterable[Any]], S | None]:
             if isinstance(event, Snapshot):
                 state = event.restore()  # type: ignore[assignment]
             else:
-                state = msgspec.structs.replace(evolve(state, event), version=event.originator_version)
+                evolved = evolve(state, event)  # None: history that is not this family's (the audit says so)
+                state = None if evolved is None else msgspec.structs.replace(evolved, version=event.originator_version)
         return state
 
     return project

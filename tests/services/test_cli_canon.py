@@ -110,17 +110,18 @@ def test_a_discussion_becomes_canon(served: Served, tmp_path: Path) -> None:
     assert block.splitlines()[3].startswith('  alice: "accepted | ') and block.rstrip().endswith('| rev: v2"')
 
 
-def test_a_dispute_waits_for_a_human(served: Served, tmp_path: Path) -> None:
+def test_a_dispute_waits_for_a_human_registered_as_one(served: Served, tmp_path: Path) -> None:
     for agent in ("alice", "bob"):
         ok(served, "agent", "register", agent, actor="ada")  # ada is human by serve's --humans
+    ok(served, "agent", "register", "hana", "--human", actor="ada")
     text = tmp_path / "p.md"
     text.write_text("# P\n\nOne claim.\n")
     ok(served, "page", "init", "wiki/p.md", "--file", str(text), actor="alice")
     assert refused(served, "page", "dispute", "wiki/p.md", "--section", " ", actor="bob") == "invalid"
     disputed = ok(served, "page", "dispute", "wiki/p.md", "--section", "One claim", "--thread", "p-claims", actor="bob")
-    assert check(served, "ada", disputed["position"]) == [("page", "wiki/p.md", "resolve")]
+    assert check(served, "hana", disputed["position"]) == [("page", "wiki/p.md", "resolve")]
     resolved = ok(served, "page", "resolve", "wiki/p.md", "--agent", "bob", "--decision", "keep it",
-                  "--thread", "p-claims", actor="ada")
-    assert check(served, "ada", resolved["position"]) == []
-    block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="ada").stdout
+                  "--thread", "p-claims", actor="hana")
+    assert check(served, "hana", resolved["position"]) == []
+    block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="hana").stdout
     assert '  bob: "accepted (user decision: p-claims#' in block

@@ -1,0 +1,73 @@
+"""Thread, fleet and page views, folded from real rule outcomes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from athenaeum.aggregates import fleet as f
+from athenaeum.aggregates import page as p
+from athenaeum.aggregates import thread as t
+from athenaeum.aggregates.fleet import evolve as fleet_evolve
+from athenaeum.aggregates.page_state import evolve as page_evolve
+from athenaeum.aggregates.thread_state import evolve as thread_evolve
+from athenaeum.events import Event
+from athenaeum.events.page import Endorsing
+from athenaeum.events.thread import Vector
+from athenaeum.projectors.thread_records import render
+from tests.aggregates.given import T0, at, given
+from tests.aggregates.test_thread import closed, contributed, opened
+from tests.projectors.test_ratification_views import items, views
+
+
+def test_the_thread_view_derives_sum_deficit_momentum_and_role() -> None:
+    history = contributed(opened(), "bob", v=Vector(0.9, 0.8, 0.1))
+    document = views(history)[("threads", "canon-rules")]
+    assert document["current"] == {"N": 0.9, "C": 0.8, "R": 0.1}
+    assert document["deficit"] == {"N": 0.1, "C": 0.2, "R": 0.9}
+    assert document["suggested_role"] == "critic" and max(document["momentum"], key=document["momentum"].get) == "R"
+    assert document["orientation"]["alice"] == {"N": 0.7448, "C": 0.6621, "R": 0.0828}
+    assert [(e["n"], e["author"], e["last_eval"]) for e in document["entries"]] == [
+        (1, "alice", None), (2, "bob", {"ref": 1, "v": {"N": 0.9, "C": 0.8, "R": 0.1}})]
+
+
+def test_participants_are_asked_to_contribute_until_a_closure_goes_to_the_humans() -> None:
+    history = contributed(opened(), "bob")
+    assert items(views(history), "alice") == [("canon-rules", "contribute")]
+    assert items(views(history), "bob") == [] and items(views(history), "carol") == [("canon-rules", "contribute")]
+    history = closed(history)
+    assert all(items(views(history), agent) == [] for agent in ("alice", "bob", "carol"))
+    assert items(views(history), "@humans") == [("canon-rules", "recognize")]
+    history += t.refuse(given(thread_evolve, history).state, at(10, "ada"), reason="no")
+    assert items(views(history), "@humans") == []
+
+
+def test_the_markdown_shows_context_questions_and_evaluations() -> None:
+    text = render(closed(contributed(opened(), "bob")))
+    assert text.startswith("# canon-rules\n") and "## Context\n\nHow do pages become canon?" in text
+    assert "- OQ-1: Who approves?" in text and "### 003 · carol · closure" in text
+    assert "- last_eval: entry 002: N 0.5 · C 0.5 · R 0.5" in text and "- current_at_close: N 1 · C 1 · R 1" in text
+
+
+def registered(*names: str) -> list[Event]:
+    history: list[Event] = []
+    for name in names:
+        history += f.register(given(fleet_evolve, history).state, at(0, "ada"), name=name)
+    return history
+
+
+def test_activity_marks_an_agent_returning_after_sixty_days() -> None:
+    history = registered("bob")
+    page = p.init_page(None, at(24 * 61, "bob"), page="wiki/a.md", content="# A\n")
+    agent = views(history + page)[("agents", "bob")]
+    assert agent["returned_at"] == agent["last_active"] == (T0 + timedelta(days=61)).isoformat().replace("+00:00", "Z")
+
+
+def test_registered_agents_review_every_page_even_those_older_than_them() -> None:
+    roster = registered("alice", "bob")
+    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
+    assert items(views(roster + page), "bob") == [("wiki/a.md", "review")] and items(views(roster + page), "alice") == []
+    roster += f.register(given(fleet_evolve, roster).state, at(2, "ada"), name="carol")
+    assert items(views(roster + page), "carol") == [("wiki/a.md", "review")]
+    page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
+    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    assert items(views(roster + page), "bob") == []
