@@ -1,0 +1,127 @@
+"""A task's state, folded from its events. Applies facts only: never raises."""
+
+from __future__ import annotations
+
+import msgspec
+
+from athenaeum.aggregates.state import AggregateState
+from athenaeum.events import Event
+from athenaeum.events.task import (
+    ArbitrationRequested,
+    BuildReported,
+    EngineeringStarted,
+    Finding,
+    ReviewConcluded,
+    ReviewOutcome,
+    ReviewPosted,
+    ReviewStarted,
+    RoleSessionEnded,
+    Ruling,
+    RulingPosted,
+    TaskClaimed,
+    TaskCompleted,
+    TaskCreated,
+    TaskFailed,
+    TaskIdIssued,
+    TaskReset,
+    TaskStatus,
+    Trigger,
+)
+
+
+class TaskIds(AggregateState, tag="TaskIds"):
+    last: int = 0
+
+
+def evolve_ids(state: TaskIds | None, event: Event) -> TaskIds | None:
+    if isinstance(event, TaskIdIssued):
+        return TaskIds(id=event.originator_id, version=event.originator_version, last=event.number)
+    return state
+
+
+class ReviewedFinding(msgspec.Struct, frozen=True):
+    role: str
+    finding: Finding
+
+
+class Task(AggregateState, tag="Task"):
+    project_id: str
+    review_cycle_budget: int
+    status: TaskStatus = TaskStatus.PENDING
+    epoch: int = 0
+    review_cycle_count: int = 0  # the current cycle's number; cycles count from 0
+    reviewed_roles: tuple[str, ...] = ()  # who has reviewed the current cycle
+    reviews: tuple[ReviewPosted, ...] = ()  # the current cycle's, for its classification
+    last_reviewed: dict[int, ReviewedFinding] = {}  # the findings of the latest reviewed cycle
+    next_finding_id: int = 1  # unique within the task, across epochs
+    pending_trigger: Trigger | None = None
+    contradiction: tuple[int, ...] = ()  # the reported pair, kept for the ruling
+    ruled: tuple[Trigger, ...] = ()  # triggers ruled on in this epoch
+    status_version: int = 0  # when the status last changed
+    session_mark: int = 0  # when the last role session ended: a session spans from here
+
+
+def evolve(state: Task | None, event: Event) -> Task | None:
+    replace = msgspec.structs.replace
+    match event:
+        case TaskCreated():
+            return Task(
+                id=event.originator_id,
+                version=event.originator_version,
+                project_id=event.project_id,
+                review_cycle_budget=event.review_cycle_budget,
+                status_version=event.originator_version,
+                session_mark=event.originator_version,
+            )
+    if state is None:
+        return None  # history before the creation is not a task; the audit reports it
+    match event:
+        case TaskClaimed():
+            return _moved(state, event, TaskStatus.CLAIMED)
+        case EngineeringStarted():
+            return _moved(state, event, TaskStatus.ENGINEERING)
+        case BuildReported():
+            return _moved(state, event, TaskStatus.BUILT)
+        case ReviewStarted():
+            return replace(_moved(state, event, TaskStatus.REVIEWING), reviewed_roles=(), reviews=())
+        case ReviewPosted():
+            last = max((f.id for f in event.findings), default=state.next_finding_id - 1)
+            return replace(
+                state,
+                reviewed_roles=(*state.reviewed_roles, event.reviewer_role),
+                reviews=(*state.reviews, event),
+                next_finding_id=last + 1,
+            )
+        case ReviewConcluded():
+            found = {f.id: ReviewedFinding(r.reviewer_role, f) for r in state.reviews for f in r.findings}
+            state = replace(state, review_cycle_count=event.review_cycle_count, last_reviewed=found)
+            # accept: a TaskCompleted follows; revise: revising, unless an arbitration follows
+            return _moved(state, event, TaskStatus.REVISING) if event.outcome is ReviewOutcome.REVISE else state
+        case ArbitrationRequested():
+            moved = _moved(state, event, TaskStatus.ARBITRATING)
+            return replace(moved, pending_trigger=event.trigger, contradiction=event.finding_ids)
+        case RulingPosted():
+            state = replace(state, pending_trigger=None, ruled=(*state.ruled, event.trigger))
+            # rule: back to revising; approve and escalate: a TaskCompleted or TaskFailed follows
+            return _moved(state, event, TaskStatus.REVISING) if event.ruling is Ruling.RULE else state
+        case TaskCompleted():
+            return _moved(state, event, TaskStatus.COMPLETED)
+        case TaskFailed():
+            return _moved(state, event, TaskStatus.FAILED)
+        case RoleSessionEnded():
+            return replace(state, session_mark=event.originator_version)
+        case TaskReset():
+            fresh = Task(
+                id=state.id,
+                version=state.version,
+                project_id=state.project_id,
+                review_cycle_budget=state.review_cycle_budget,
+                epoch=event.epoch,
+                next_finding_id=state.next_finding_id,
+            )
+            return _moved(fresh, event, TaskStatus.PENDING)
+    return state
+
+
+def _moved(state: Task, event: Event, status: TaskStatus) -> Task:
+    return msgspec.structs.replace(state, status=status, status_version=event.originator_version)

@@ -1,0 +1,190 @@
+"""Durable engineer/reviewer task events and their arbitration (PROTOCOLS.md section 5).
+
+The aggregate id is ``task:<n>``: integer ids, issued by the ``task-ids`` counter in the same
+append as the task's creation.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import msgspec
+
+from athenaeum.events.base import Event, family_id
+
+TASK_IDS = family_id("task-ids", "counter")
+DEFAULT_REVIEW_CYCLE_BUDGET = 5
+
+
+def task_id(number: int) -> str:
+    return family_id("task", str(number))
+
+
+class TaskStatus(enum.Enum):
+    PENDING = "pending"
+    CLAIMED = "claimed"
+    ENGINEERING = "engineering"
+    BUILT = "built"
+    REVIEWING = "reviewing"
+    REVISING = "revising"
+    ARBITRATING = "arbitrating"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class BuildStatus(enum.Enum):
+    CLEAN = "clean"
+    DIRTY = "dirty"
+    FAILED = "failed"
+
+
+class Verdict(enum.Enum):
+    APPROVE = "approve"
+    REQUEST_CHANGES = "request_changes"
+    OUT_OF_SCOPE = "out_of_scope"
+
+
+class Severity(enum.Enum):
+    BLOCKING = "BLOCKING"
+    NOTE = "NOTE"
+
+
+class Trigger(enum.Enum):
+    REVIEW_CYCLE_BUDGET_EXHAUSTED = "review_cycle_budget_exhausted"
+    REVIEWER_CONTRADICTION = "reviewer_contradiction"
+
+
+class Ruling(enum.Enum):
+    APPROVE = "approve"
+    RULE = "rule"
+    ESCALATE = "escalate"
+
+
+class FailureReason(enum.Enum):
+    REVIEW_CYCLE_BUDGET_EXHAUSTED = "review_cycle_budget_exhausted"
+    REVIEWER_CONTRADICTION = "reviewer_contradiction"
+    ENGINEER_BUILD_FAILURE = "engineer_build_failure"
+    REVIEWER_INFRASTRUCTURE_FAILURE = "reviewer_infrastructure_failure"
+    ROLE_SESSION_NO_OP = "role_session_no_op"
+    ARBITRATOR_ESCALATED = "arbitrator_escalated"
+
+
+class ReviewOutcome(enum.Enum):
+    ACCEPT = "accept"
+    REVISE = "revise"
+
+
+class Finding(msgspec.Struct, frozen=True, kw_only=True):
+    id: int  # assigned by the ledger, unique within the task
+    severity: Severity
+    ordinal: int
+    title: str
+    description: str = ""
+    evidence: str = ""
+    fix: str = ""
+    file_path: str | None = None
+    line: int | None = None
+
+
+class Resolution(msgspec.Struct, frozen=True, kw_only=True):
+    upheld_finding_id: int
+    retired_finding_id: int
+    rationale: str
+
+
+class TaskIdIssued(Event, tag="TaskIdIssued"):
+    number: int
+
+
+class TaskCreated(Event, tag="TaskCreated"):
+    project_id: str
+    title: str
+    plan_path: str
+    review_cycle_budget: int
+    reviewer_roles: tuple[str, ...]
+
+
+class TaskClaimed(Event, tag="TaskClaimed"):
+    by: str
+
+
+class EngineeringStarted(Event, tag="EngineeringStarted"):
+    pass
+
+
+class BuildReported(Event, tag="BuildReported"):
+    build_status: BuildStatus
+    commit_sha: str | None = None
+
+
+class ReviewStarted(Event, tag="ReviewStarted"):
+    cycle: int
+
+
+class ReviewPosted(Event, tag="ReviewPosted"):
+    cycle: int
+    reviewer_role: str
+    verdict: Verdict
+    raw_markdown: str
+    findings: tuple[Finding, ...]
+
+
+class ReviewConcluded(Event, tag="ReviewConcluded"):
+    cycle: int
+    outcome: ReviewOutcome
+    review_cycle_count: int  # after this conclusion
+
+
+class ContradictionReported(Event, tag="ContradictionReported"):
+    finding_ids: tuple[int, int]
+    notes: str
+
+
+class ArbitrationRequested(Event, tag="ArbitrationRequested"):
+    trigger: Trigger
+    finding_ids: tuple[int, ...] = ()
+
+
+class RulingPosted(Event, tag="RulingPosted"):
+    trigger: Trigger
+    ruling: Ruling
+    ruling_markdown: str
+    contradiction_resolution: Resolution | None = None
+    addendum: str | None = None  # for ``rule``: what the engineer's next cycle reads
+
+
+class TaskCompleted(Event, tag="TaskCompleted"):
+    pass
+
+
+class TaskFailed(Event, tag="TaskFailed"):
+    failure_reason: FailureReason
+    failure_detail: str = ""
+
+
+class RoleSessionEnded(Event, tag="RoleSessionEnded"):
+    role: str
+    exit_code: int
+
+
+class TaskReset(Event, tag="TaskReset"):
+    by: str
+    epoch: int  # the new epoch
+
+
+TaskEvent = (
+    TaskCreated
+    | TaskClaimed
+    | EngineeringStarted
+    | BuildReported
+    | ReviewStarted
+    | ReviewPosted
+    | ReviewConcluded
+    | ContradictionReported
+    | ArbitrationRequested
+    | RulingPosted
+    | TaskCompleted
+    | TaskFailed
+    | RoleSessionEnded
+    | TaskReset
+)
