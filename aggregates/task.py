@@ -288,8 +288,10 @@ def addendum(task: Task, resolution: Resolution) -> str:
         f = reviewed.finding
         where = f" ({f.file_path}{f':{f.line}' if f.line else ''})" if f.file_path else ""
         lines += [f"## Finding [{f.id}] from [{reviewed.role} reviewer]: {label}", "",
-                  f"**{f.title}** ({f.severity.value}){where}", "", f.description, "",
-                  f"Evidence: {f.evidence}", "", f"Fix: {f.fix}", ""]
+                  f"**{f.title}** ({f.severity.value}){where}", ""]
+        for heading, text in (("", f.description), ("Evidence: ", f.evidence), ("Fix: ", f.fix)):
+            if text:
+                lines += [f"{heading}{text}", ""]
     lines += ["## Ruling", "", resolution.rationale, "",
               f"Finding [{upheld.finding.id}] from [{upheld.role} reviewer] is upheld and must be addressed. "
               f"Finding [{retired.finding.id}] from [{retired.role} reviewer] is retired by arbitrator ruling "

@@ -18,7 +18,7 @@ import msgspec
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
-from athenaeum.services import cli_page, cli_quorum, cli_ratify, cli_thread
+from athenaeum.services import cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
 from athenaeum.services.cli_args import UsageError
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
@@ -27,8 +27,8 @@ from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
-EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "thread")
-MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page)
+EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task)
 FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
 SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
 
@@ -98,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         return DONE
     if not args.actor:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
-    query = _query(args)
     try:
+        query = _query(args)
         command = None if query else FAMILIES[args.family].command_from(args)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)

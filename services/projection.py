@@ -18,6 +18,7 @@ from athenaeum.projectors import (
     quorum_scratchpad,
     quorum_status,
     ratification_status,
+    task_status,
     thread_status,
 )
 from athenaeum.projectors.views import Change, project_all
@@ -31,6 +32,7 @@ PROJECTORS = (
     quorum_scratchpad.project,
     thread_status.project,
     page_status.project,
+    task_status.project,
     pending_ratification.project,
     pending_quorum.project,
     pending_thread.project,

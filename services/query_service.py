@@ -19,12 +19,15 @@ from nats.micro.request import Request
 from nats.micro.service import Service
 
 from athenaeum.events import family_id
+from athenaeum.events.task import task_id
 from athenaeum.projectors import (
     fleet_activity,
     pending_work,
     quorum_status,
     ratification_records,
     ratification_status,
+    task_records,
+    task_status,
     thread_records,
     thread_status,
 )
@@ -77,6 +80,19 @@ class ShowPage(Query, frozen=True):
 
 class Check(Query, frozen=True):
     agent: str
+
+
+class ShowTask(Query, frozen=True):
+    task_id: int
+    project_id: str | None = None  # when given, a task of another project is not found
+
+
+class TaskReviews(ShowTask, frozen=True, kw_only=True):
+    cycle: int
+
+
+class TaskAddendum(ShowTask, frozen=True, kw_only=True):
+    trigger: str
 
 
 class Answer(msgspec.Struct, omit_defaults=True):
@@ -138,6 +154,39 @@ def render_consensus(reads: Reads, query: ShowPage) -> Answer:
     return _record(reads, "consensus", consensus_block(page, reads.activity(), reads.clock()))
 
 
+def show_task(reads: Reads, query: ShowTask) -> Answer:
+    answer = _document(reads, task_status.VIEW, str(query.task_id), f"task {query.task_id}", "taskId")
+    if answer.ok and query.project_id is not None and answer.result["projectId"] != query.project_id:
+        return _not_found(f"no task {query.task_id} in project {query.project_id!r}", "taskId")
+    return answer
+
+
+def task_reviews(reads: Reads, query: TaskReviews) -> Answer:
+    return _task_events(reads, query, lambda events: task_records.reviews(events, query.cycle))
+
+
+def task_arbitrations(reads: Reads, query: ShowTask) -> Answer:
+    return _task_events(reads, query, task_records.arbitrations)
+
+
+def task_addendum(reads: Reads, query: TaskAddendum) -> Answer:
+    def addendum(events):  # type: ignore[no-untyped-def]
+        return task_records.addendum(events, query.trigger)
+
+    answer = _task_events(reads, query, addendum)
+    if answer.ok and answer.result is None:
+        return _not_found(f"task {query.task_id} has no addendum for {query.trigger!r}", "trigger")
+    return _record(reads, "addendum", answer.result) if answer.ok else answer
+
+
+def _task_events(reads: Reads, query: ShowTask, read: Callable[[list], Any]) -> Answer:
+    shown = show_task(reads, query)  # the project check
+    if not shown.ok:
+        return shown
+    events = list(reads.runner.app.events.get(task_id(query.task_id)))
+    return Answer(ok=True, position=reads.runner.position, result=read(events))
+
+
 def check(reads: Reads, query: Check) -> Answer:
     store = reads.runner.store
     items = (store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
@@ -178,6 +227,10 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "thread.render": (ShowThread, render_thread),
     "page.show": (ShowPage, show_page),
     "page.consensus": (ShowPage, render_consensus),
+    "task.show": (ShowTask, show_task),
+    "task.reviews": (TaskReviews, task_reviews),
+    "task.arbitrations": (ShowTask, task_arbitrations),
+    "task.addendum": (TaskAddendum, task_addendum),
     "check": (Check, check),
 }
 

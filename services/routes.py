@@ -36,6 +36,15 @@ from athenaeum.events.page_commands import (
     RegisterAgent,
     ResolveDispute,
 )
+from athenaeum.events.task_commands import (
+    ClaimTask,
+    CreateTask,
+    EndRoleSession,
+    PostReview,
+    PostRuling,
+    ResetTask,
+    TransitionTask,
+)
 from athenaeum.events.thread_commands import (
     AskQuestion,
     CloseThread,
@@ -48,6 +57,7 @@ from athenaeum.events.thread_commands import (
 from athenaeum.services import page_routes as page
 from athenaeum.services import quorum_routes as quorum
 from athenaeum.services import ratification_routes as ratification
+from athenaeum.services import task_routes as task
 from athenaeum.services import thread_routes as thread
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.deadlines import Deadline
@@ -95,6 +105,13 @@ ROUTES = (
     Route("page", "dispute", DisputePage, page.dispute),
     Route("page", "resolve", ResolveDispute, page.resolve),
     Route("page", "approve", ApprovePage, page.approve),
+    Route("task", "create", CreateTask, task.create),
+    Route("task", "claim", ClaimTask, task.claim),
+    Route("task", "transition", TransitionTask, task.transition),
+    Route("task", "review", PostReview, task.review),
+    Route("task", "rule", PostRuling, task.rule),
+    Route("task", "session-ended", EndRoleSession, task.session_ended),
+    Route("task", "reset", ResetTask, task.reset),
 )
 
 DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (ratification.DEADLINE, quorum.DEADLINE)}

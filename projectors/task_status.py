@@ -1,0 +1,152 @@
+"""Where does task N stand: the ``tasks`` view, one document per task id, in the camelCase of
+the arbitrator's original contract, with a progress log of what happened."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+import msgspec
+
+from athenaeum.events import Event
+from athenaeum.events.task import (
+    ArbitrationRequested,
+    BuildReported,
+    ContradictionReported,
+    EngineeringStarted,
+    ReviewConcluded,
+    ReviewOutcome,
+    ReviewPosted,
+    ReviewStarted,
+    RoleSessionEnded,
+    Ruling,
+    RulingPosted,
+    TaskClaimed,
+    TaskCompleted,
+    TaskCreated,
+    TaskFailed,
+    TaskReset,
+)
+from athenaeum.projectors.views import Document, per_aggregate
+
+VIEW = "tasks"
+_to_builtins = msgspec.to_builtins
+
+
+def _logged(event: Event, current: Document, line: str, **changes: object) -> Document:
+    at = _to_builtins(event.timestamp)
+    entry = {"at": at, "by": event.actor, "event": event.tag, "detail": line}
+    return current | {"progressLog": [*current["progressLog"], entry], "updatedAt": at} | changes
+
+
+@singledispatch
+def _apply(event: Event, current: Document) -> Document | None:
+    return None
+
+
+project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
+
+
+@_apply.register
+def _(event: TaskCreated, current: Document) -> Document:
+    created = {
+        "id": int(event.key),
+        "projectId": event.project_id,
+        "title": event.title,
+        "planPath": event.plan_path,
+        "status": "pending",
+        "epoch": 0,
+        "reviewCycleCount": 0,
+        "reviewCycleBudget": event.review_cycle_budget,
+        "reviewerRoles": list(event.reviewer_roles),
+        "arbitrationPendingTrigger": None,
+        "contradictionFindingIds": [],
+        "claimedBy": None,
+        "buildStatus": None,
+        "commitSha": None,
+        "failureReason": None,
+        "failureDetail": None,
+        "createdAt": _to_builtins(event.timestamp),
+        "progressLog": [],
+    }
+    return _logged(event, created, f"created: {event.title}")
+
+
+@_apply.register
+def _(event: TaskClaimed, current: Document) -> Document:
+    return _logged(event, current, f"claimed by {event.by}", status="claimed", claimedBy=event.by)
+
+
+@_apply.register
+def _(event: EngineeringStarted, current: Document) -> Document:
+    return _logged(event, current, "engineering", status="engineering")
+
+
+@_apply.register
+def _(event: BuildReported, current: Document) -> Document:
+    return _logged(event, current, f"build {event.build_status.value} at {event.commit_sha}", status="built",
+                   buildStatus=event.build_status.value, commitSha=event.commit_sha)
+
+
+@_apply.register
+def _(event: ReviewStarted, current: Document) -> Document:
+    return _logged(event, current, f"reviewing cycle {event.cycle}", status="reviewing")
+
+
+@_apply.register
+def _(event: ReviewPosted, current: Document) -> Document:
+    ids = [finding.id for finding in event.findings]
+    return _logged(event, current, f"{event.reviewer_role} review of cycle {event.cycle}: {event.verdict.value}, "
+                                   f"findings {ids}")
+
+
+@_apply.register
+def _(event: ReviewConcluded, current: Document) -> Document:
+    changes: dict = {"reviewCycleCount": event.review_cycle_count}
+    if event.outcome is ReviewOutcome.REVISE:
+        changes["status"] = "revising"
+    return _logged(event, current, f"cycle {event.cycle} concluded: {event.outcome.value}", **changes)
+
+
+@_apply.register
+def _(event: ContradictionReported, current: Document) -> Document:
+    ids = list(event.finding_ids)
+    return _logged(event, current, f"contradiction between findings {ids}: {event.notes}",
+                   contradictionFindingIds=ids)
+
+
+@_apply.register
+def _(event: ArbitrationRequested, current: Document) -> Document:
+    return _logged(event, current, f"arbitration requested: {event.trigger.value}", status="arbitrating",
+                   arbitrationPendingTrigger=event.trigger.value)
+
+
+@_apply.register
+def _(event: RulingPosted, current: Document) -> Document:
+    changes: dict = {"arbitrationPendingTrigger": None}
+    if event.ruling is Ruling.RULE:
+        changes["status"] = "revising"
+    return _logged(event, current, f"ruling on {event.trigger.value}: {event.ruling.value}", **changes)
+
+
+@_apply.register
+def _(event: TaskCompleted, current: Document) -> Document:
+    return _logged(event, current, "completed", status="completed")
+
+
+@_apply.register
+def _(event: TaskFailed, current: Document) -> Document:
+    return _logged(event, current, f"failed: {event.failure_reason.value}", status="failed",
+                   failureReason=event.failure_reason.value, failureDetail=event.failure_detail)
+
+
+@_apply.register
+def _(event: RoleSessionEnded, current: Document) -> Document:
+    return _logged(event, current, f"{event.role} session ended with exit code {event.exit_code}")
+
+
+@_apply.register
+def _(event: TaskReset, current: Document) -> Document:
+    fresh = {"status": "pending", "epoch": event.epoch, "reviewCycleCount": 0, "arbitrationPendingTrigger": None,
+             "contradictionFindingIds": [], "claimedBy": None, "buildStatus": None, "commitSha": None,
+             "failureReason": None, "failureDetail": None}
+    return _logged(event, current, f"reset by {event.by}: epoch {event.epoch}", **fresh)
