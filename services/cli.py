@@ -24,7 +24,7 @@ from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
 from athenaeum.services.replies import Reply, encode
 from athenaeum.services.routes import ROUTES
-from athenaeum.services.serve import SERVICES, ServeOptions, default_data_dir, running_url, serve
+from athenaeum.services.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
@@ -51,7 +51,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
-    run.add_argument("--services", default="commands,timer,projector", help="which services run here (default: all)")
+    run.add_argument("--services", default=",".join(sorted(SERVICES)), help="which services run here (default: all)")
+    run.add_argument("--http", default=os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
+                     help=f"HOST:PORT of the HTTP gateway (default {DEFAULT_HTTP}; port 0: a free one)")
+    run.add_argument("--no-http", action="store_true", help="serve no HTTP")
 
     for module in MODULES:
         module.add_verbs(subparsers, common)
@@ -81,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
             services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
             if not services or services - SERVICES:
                 parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
+            if args.no_http:
+                services -= {"http"}
             options = ServeOptions(
                 data_dir=data_dir,
                 nats_url=args.nats,
@@ -88,12 +93,19 @@ def main(argv: list[str] | None = None) -> int:
                 humans=humans,
                 read_models=args.read_models,
                 services=services,
+                http=args.http,
             )
             asyncio.run(serve(options))
         except KeyboardInterrupt:
             pass
-        except (OperationalError, OSError) as error:
+        except ValueError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return USAGE
+        except OperationalError as error:
             print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+            return UNREACHABLE
+        except OSError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         return DONE
     if not args.actor:

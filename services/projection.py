@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.projectors import (
+    a2a_tasks,
     fleet_activity,
     page_status,
     pending_page,
@@ -27,6 +28,7 @@ from athenaeum.services.read_models import ReadModelStore
 # Order matters: later projectors read the status views as already updated for the event.
 PROJECTORS = (
     fleet_activity.project,
+    a2a_tasks.project,
     ratification_status.project,
     quorum_status.project,
     quorum_scratchpad.project,

@@ -21,6 +21,7 @@ from nats.micro.service import Service
 from athenaeum.events import family_id
 from athenaeum.events.task import task_id
 from athenaeum.projectors import (
+    a2a_tasks,
     fleet_activity,
     pending_work,
     quorum_status,
@@ -93,6 +94,10 @@ class TaskReviews(ShowTask, frozen=True, kw_only=True):
 
 class TaskAddendum(ShowTask, frozen=True, kw_only=True):
     trigger: str
+
+
+class ShowA2ATask(Query, frozen=True):
+    task_id: str
 
 
 class Answer(msgspec.Struct, omit_defaults=True):
@@ -187,6 +192,10 @@ def _task_events(reads: Reads, query: ShowTask, read: Callable[[list], Any]) -> 
     return Answer(ok=True, position=reads.runner.position, result=read(events))
 
 
+def show_a2a_task(reads: Reads, query: ShowA2ATask) -> Answer:
+    return _document(reads, a2a_tasks.VIEW, query.task_id, f"A2A task {query.task_id!r}", "id")
+
+
 def check(reads: Reads, query: Check) -> Answer:
     store = reads.runner.store
     items = (store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
@@ -231,6 +240,7 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "task.reviews": (TaskReviews, task_reviews),
     "task.arbitrations": (ShowTask, task_arbitrations),
     "task.addendum": (TaskAddendum, task_addendum),
+    "a2a.task": (ShowA2ATask, show_a2a_task),
     "check": (Check, check),
 }
 

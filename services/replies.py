@@ -64,9 +64,26 @@ def encode(reply: Reply) -> bytes:
 
 decode = msgspec.json.Decoder(Reply).decode
 
+# HTTP status of each rule code: malformed input 400, not found 404, a state the command
+# conflicts with 409, any other rule 422 (see http_status).
+_STATUS_OF = {"invalid": 400, "not_found": 404, "unavailable": 503}
+_CONFLICTS = frozenset({
+    "already_exists", "already_voted", "arbitration_exists", "trigger_mismatch", "illegal_transition",
+    "not_arbitrating", "finding_mismatch", "conflict", "not_open", "voting_closed", "not_pending_human",
+    "thread_closed", "thread_not_open", "thread_not_closed", "reopen_exhausted", "stale_revision",
+})
+
+
+def http_status(code: str) -> int:
+    return _STATUS_OF.get(code) or (409 if code in _CONFLICTS else 422)
+
 
 def malformed(error: msgspec.DecodeError) -> Reply:
     """A command that does not decode: ``invalid``, naming the field when msgspec does."""
-    message = str(error)
+    return Reply.rejected("invalid", str(error), field_named(str(error)))
+
+
+def field_named(message: str) -> str | None:
+    """The field a msgspec decoding error names, if any."""
     found = _FIELD.search(message) or _UNKNOWN.search(message)
-    return Reply.rejected("invalid", message, found.group(1) if found else None)
+    return found.group(1) if found else None

@@ -19,6 +19,7 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.activity import activity_from
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.command_service import start_command_service
+from athenaeum.services.http_server import HttpServer
 from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.projection import ProjectionRunner
 from athenaeum.services.query_service import Reads, add_query_endpoints
@@ -27,7 +28,8 @@ from athenaeum.services.timers import TimerService
 from athenaeum.services.view_bucket import ViewBucket
 
 SERVE_FILE = "serve.json"
-SERVICES = frozenset({"commands", "timer", "projector"})
+SERVICES = frozenset({"commands", "timer", "projector", "http"})
+DEFAULT_HTTP = "127.0.0.1:8765"
 log = logging.getLogger(__name__)
 
 
@@ -45,6 +47,7 @@ class ServeOptions:
     read_models: str | None = None  # default: SQLite under the data dir
     # Which services this process runs; a deployment scales each separately on one cluster.
     services: frozenset[str] = SERVICES
+    http: str = DEFAULT_HTTP  # HOST:PORT of the HTTP gateway, when "http" is among the services
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
@@ -90,10 +93,15 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if "timer" in options.services:
             timers = await TimerService(nc, handler, store, workers).start()
             stack.push_async_callback(timers.stop)
+        urls = {"nats": url}
+        if "http" in options.services:
+            http = await HttpServer(nc, options.http).start()
+            stack.push_async_callback(http.stop)
+            urls["http"] = http.url
         serve_file = options.data_dir / SERVE_FILE
-        serve_file.write_text(json.dumps({"nats": url, "pid": os.getpid()}) + "\n")
+        serve_file.write_text(json.dumps(urls | {"pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)
-        print(f"athenaeum ready nats={url}", flush=True)
+        print("athenaeum ready " + " ".join(f"{name}={value}" for name, value in urls.items()), flush=True)
         if ready is not None:
             ready.set()
         await stop.wait()

@@ -33,7 +33,7 @@ def test_every_athenaeum_service_runs_a_real_verb_with_real_options(compose: dic
     from athenaeum.services.cli import build_parser
 
     athenaeum = {name: service for name, service in compose["services"].items() if service.get("image") == "athenaeum:latest"}
-    assert set(athenaeum) == {"commands", "projector", "timer"}
+    assert set(athenaeum) == {"commands", "projector", "timer", "http"}
     for name, service in athenaeum.items():
         args = build_parser().parse_args(service["command"])  # exits (fails the test) on a bad verb or option
         assert args.family == "serve" and args.services == name

@@ -23,7 +23,7 @@ class Served:
         env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
         env.pop("ATHENAEUM_NATS_URL", None)
         self.process = subprocess.Popen(
-            [*ATHENAEUM, "serve", "--data-dir", str(data_dir)], stdout=subprocess.PIPE, text=True, env=env
+            [*ATHENAEUM, "serve", "--data-dir", str(data_dir), "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True, env=env
         )
         self.ready_line = self.process.stdout.readline()  # blocks until ready, or EOF if it died
 

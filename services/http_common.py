@@ -1,0 +1,64 @@
+"""What the HTTP routes share: the gateway to the NATS services, and responses in the shape of
+the NATS replies, with each rule code's HTTP status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import MediaType, Request, Response
+from nats.aio.client import Client
+
+from athenaeum.events.commands import Command
+from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.replies import Reply, encode, http_status
+
+AGENT_HEADER = "X-Agent-Name"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_BODY = 2 * 1024 * 1024  # a 512 KiB artifact, JSON-escaped, with room to spare
+
+
+class Gateway:
+    """Sends commands and queries over NATS on behalf of HTTP callers."""
+
+    def __init__(self, nc: Client, timeout: float = 10.0) -> None:
+        self.nc = nc
+        self.timeout = timeout
+
+    def client(self, actor: str) -> AthenaeumClient:
+        return AthenaeumClient(self.nc, actor, self.timeout)
+
+    async def send(self, request: Request, command: Command) -> Reply:
+        actor = request.headers.get(AGENT_HEADER, "")
+        if command.command_id is None and (key := request.headers.get(IDEMPOTENCY_HEADER)):
+            command = msgspec.structs.replace(command, command_id=key)
+        try:
+            return await self.client(actor).send(command)
+        except Unreachable as error:
+            return Reply.rejected("unavailable", str(error))
+
+    async def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        try:
+            return await self.client("http-gateway").query(name, **fields)
+        except Unreachable as error:
+            return {"ok": False, "error": {"code": "unavailable", "message": str(error)}}
+
+
+def reply_response(reply: Reply) -> Response[bytes]:
+    status = 200 if reply.ok or reply.error is None else http_status(reply.error.code)
+    return Response(encode(reply), status_code=status, media_type=MediaType.JSON)
+
+
+def answer_response(answer: dict[str, Any]) -> Response[Any]:
+    """A query's answer: its result as JSON, or as markdown when it is a rendered record."""
+    if not answer["ok"]:
+        return error_response(answer["error"])
+    result = answer["result"]
+    if isinstance(result, dict) and "record" in result:
+        return Response(result["text"], media_type="text/markdown; charset=utf-8")
+    return Response(msgspec.json.encode(result), media_type=MediaType.JSON)
+
+
+def error_response(error: dict[str, Any]) -> Response[bytes]:
+    body = msgspec.json.encode({"ok": False, "error": error})
+    return Response(body, status_code=http_status(error["code"]), media_type=MediaType.JSON)

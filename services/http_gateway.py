@@ -1,0 +1,111 @@
+"""The HTTP face of Athenaeum, for agents with nothing but curl: every command at
+``POST /commands/{family}/{verb}``, the reads, the arbitrator's task contract and A2A.
+
+The gateway is a client of the NATS services like any other, so it runs wherever NATS is
+reachable. Routes are generated from the one table of commands, and the OpenAPI document
+(``/openapi.json``) from the same Structs the NATS service decodes.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Annotated, Any
+
+import msgspec
+from litestar import Litestar, MediaType, Request, Response, get, post
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.handlers import HTTPRouteHandler
+from litestar.openapi import OpenAPIConfig
+from litestar.params import Parameter
+from nats.aio.client import Client
+
+from athenaeum.services import a2a, http_tasks
+from athenaeum.services.replies import field_named
+from athenaeum.services.http_common import MAX_BODY, Gateway, answer_response, error_response, reply_response
+from athenaeum.services.routes import ROUTES, Route
+
+# ``?after=<position>``: wait until the views reach the caller's own write.
+After = Annotated[int | None, Parameter(query="after", required=False)]
+
+
+def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
+    async def send(data: Any, request: Request) -> Response[bytes]:
+        return reply_response(await gateway.send(request, data))
+
+    send.__annotations__ = {"data": route.command, "request": Request, "return": Response[bytes]}
+    send.__name__ = f"{route.family}_{route.verb}".replace("-", "_")
+    return post(
+        f"/commands/{route.family}/{route.verb}",
+        status_code=200,
+        tags=[route.family],
+        summary=f"{route.family} {route.verb}",
+        description=(route.command.__doc__ or "").strip() or None,
+    )(send)
+
+
+def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
+    def after(value: int | None) -> dict[str, int]:
+        return {} if value is None else {"after": value}
+
+    @get("/check/{agent:str}", tags=["reads"])
+    async def check(agent: str, after_: After = None) -> Response[Any]:
+        return answer_response(await gateway.query("check", agent=agent, **after(after_)))
+
+    @get("/ratifications/{topic:str}", tags=["reads"])
+    async def ratification(topic: str, render: str | None = None, after_: After = None) -> Response[Any]:
+        if render:
+            return answer_response(await gateway.query("ratification.render", topic=topic, record=render, **after(after_)))
+        return answer_response(await gateway.query("ratification.show", topic=topic, **after(after_)))
+
+    @get("/proposals/{proposal_id:str}", tags=["reads"])
+    async def proposal(proposal_id: str, after_: After = None) -> Response[Any]:
+        return answer_response(await gateway.query("quorum.show", proposal_id=proposal_id, **after(after_)))
+
+    @get("/threads/{slug:str}", tags=["reads"])
+    async def thread(slug: str, render: bool = False, after_: After = None) -> Response[Any]:
+        name = "thread.render" if render else "thread.show"
+        return answer_response(await gateway.query(name, slug=slug, **after(after_)))
+
+    @get("/pages/{path:path}", tags=["reads"])
+    async def page(path: str, render: str | None = None, after_: After = None) -> Response[Any]:
+        name = "page.consensus" if render == "consensus" else "page.show"
+        return answer_response(await gateway.query(name, page=path.lstrip("/"), **after(after_)))
+
+    return [check, ratification, proposal, thread, page]
+
+
+@get("/openapi.json", include_in_schema=False)
+async def openapi_json(request: Request) -> Response[bytes]:
+    return Response(msgspec.json.encode(request.app.openapi_schema.to_schema()), media_type=MediaType.JSON)
+
+
+def invalid_body(request: Request, error: ValidationException) -> Response[bytes]:
+    """A body that is not the command: 400 with the error object, naming the field."""
+    extra = error.extra if isinstance(error.extra, list) else []
+    detail = "; ".join(str(item.get("message", item)) for item in extra if isinstance(item, dict)) or error.detail
+    return error_response({"code": "invalid", "message": f"the body is not valid: {detail}", "field": field_named(detail)})
+
+
+def http_error(request: Request, error: HTTPException) -> Response[bytes]:
+    """Framework errors (oversized or unreadable bodies, unknown routes) in the same shape; an
+    oversized body is invalid input like any other, so a 400 naming the limit."""
+    if error.status_code == 413:
+        return error_response({"code": "invalid", "message": f"the body is over {MAX_BODY} bytes", "field": "body"})
+    code = {404: "not_found", 405: "invalid"}.get(error.status_code, "invalid" if error.status_code < 500 else "unavailable")
+    body = msgspec.json.encode({"ok": False, "error": {"code": code, "message": str(error.detail)}})
+    return Response(body, status_code=error.status_code, media_type=MediaType.JSON)
+
+
+def create_app(nc: Client, base_url: str) -> Litestar:
+    gateway = Gateway(nc)
+    handlers: list[Any] = [_command_route(route, gateway) for route in ROUTES]
+    handlers += _reads(gateway)
+    handlers += http_tasks.handlers(gateway)
+    handlers += a2a.handlers(gateway, base_url)
+    handlers.append(openapi_json)
+    return Litestar(
+        route_handlers=handlers,
+        exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
+        request_max_body_size=MAX_BODY,
+        openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum")),
+    )

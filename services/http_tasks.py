@@ -1,0 +1,162 @@
+"""The arbitrator's HTTP contract for durable tasks (PROTOCOLS.md section 5), camelCase as in
+the original: ``X-Project-Id`` is required (400 when missing) and a task of another project is
+404. Bodies are the task commands without the ids the path and headers carry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from litestar import MediaType, Request, Response, get, post
+from litestar.handlers import HTTPRouteHandler
+
+from athenaeum.events.commands import Command
+from athenaeum.events.task_commands import (
+    ClaimTask,
+    CreateTask,
+    EndRoleSession,
+    PostReview,
+    PostRuling,
+    ResetTask,
+    TransitionTask,
+)
+from athenaeum.services.http_common import Gateway, answer_response, error_response, reply_response
+from athenaeum.services.replies import Reply
+
+PROJECT_HEADER = "X-Project-Id"
+_CARRIED = ("project_id", "task_id", "command_id")  # by the header, the path, Idempotency-Key
+
+
+def body_of(command: type[Command]) -> type[msgspec.Struct]:
+    """The HTTP body of a task command: its own fields, but the ids carried elsewhere."""
+    return msgspec.defstruct(
+        f"{command.__name__}Body",
+        [_field(f) for f in msgspec.structs.fields(command) if f.name not in _CARRIED],
+        kw_only=True, rename="camel", forbid_unknown_fields=True, frozen=True, module=__name__,
+    )
+
+
+def _field(f: msgspec.structs.FieldInfo) -> tuple[Any, ...]:
+    if f.default is not msgspec.NODEFAULT:
+        return (f.name, f.type, f.default)
+    if f.default_factory is not msgspec.NODEFAULT:
+        return (f.name, f.type, msgspec.field(default_factory=f.default_factory))
+    return (f.name, f.type)
+
+
+CreateBody, TransitionBody, ReviewBody, RulingBody, SessionBody = (
+    body_of(command) for command in (CreateTask, TransitionTask, PostReview, PostRuling, EndRoleSession)
+)
+
+
+def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
+    def project_of(request: Request) -> str | None:
+        return request.headers.get(PROJECT_HEADER) or None
+
+    def missing_project() -> Response[bytes]:
+        return error_response({"code": "invalid", "message": f"the {PROJECT_HEADER} header is required",
+                               "field": PROJECT_HEADER})
+
+    async def sent(request: Request, command: Command) -> tuple[Reply, Response[bytes] | None]:
+        reply = await gateway.send(request, command)
+        return reply, None if reply.ok else reply_response(reply)
+
+    async def status_after(task_id: int, project: str, reply: Reply) -> dict[str, Any]:
+        answer = await gateway.query("task.show", task_id=task_id, project_id=project, after=reply.position or 0)
+        return answer.get("result") or {}
+
+    def facts(reply: Reply, tag: str) -> dict[str, Any]:
+        return next((e for e in msgspec.json.decode(reply.events) if e["type"] == tag), {})
+
+    def json(body: Any) -> Response[bytes]:
+        return Response(msgspec.json.encode(body), status_code=200, media_type=MediaType.JSON)
+
+    async def moved(request: Request, task_id: int, command: Command) -> Response[bytes]:
+        reply, failed = await sent(request, command)
+        if failed:
+            return failed
+        task = await status_after(task_id, command.project_id, reply)  # type: ignore[attr-defined]
+        return json({"id": task_id, "status": task.get("status"), "epoch": task.get("epoch"),
+                     "position": reply.position})
+
+    @post("/tasks", status_code=200, tags=["tasks"])
+    async def create(data: CreateBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
+        if (project := project_of(request)) is None:
+            return missing_project()
+        reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
+        return failed or json({"id": facts(reply, "TaskIdIssued")["number"], "position": reply.position})
+
+    @get("/tasks/{task_id:int}", tags=["tasks"])
+    async def show(task_id: int, request: Request) -> Response[Any]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project))
+
+    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"])
+    async def claim(task_id: int, request: Request) -> Response[bytes]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
+
+    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"])
+    async def transition(task_id: int, data: TransitionBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
+        if (project := project_of(request)) is None:
+            return missing_project()
+        command = TransitionTask(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
+        return await moved(request, task_id, command)
+
+    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"])
+    async def review(task_id: int, data: ReviewBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
+        if (project := project_of(request)) is None:
+            return missing_project()
+        reply, failed = await sent(request, PostReview(project_id=project, task_id=task_id,
+                                                       **msgspec.structs.asdict(data)))
+        if failed:
+            return failed
+        posted = facts(reply, "ReviewPosted")
+        return json({"runId": posted["originator_version"], "findingIds": [f["id"] for f in posted["findings"]]})
+
+    @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"])
+    async def reviews(task_id: int, cycle: int, request: Request) -> Response[Any]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return answer_response(await gateway.query("task.reviews", task_id=task_id, project_id=project, cycle=cycle))
+
+    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"])
+    async def arbitrate(task_id: int, data: RulingBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
+        if (project := project_of(request)) is None:
+            return missing_project()
+        reply, failed = await sent(request, PostRuling(project_id=project, task_id=task_id,
+                                                       **msgspec.structs.asdict(data)))
+        if failed:
+            return failed
+        task = await status_after(task_id, project, reply)
+        return json({"runId": facts(reply, "RulingPosted")["originator_version"], "newStatus": task.get("status")})
+
+    @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"])
+    async def arbitrations(task_id: int, request: Request) -> Response[Any]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return answer_response(await gateway.query("task.arbitrations", task_id=task_id, project_id=project))
+
+    @get("/tasks/{task_id:int}/arbitrations/{trigger:str}/addendum", tags=["tasks"])
+    async def addendum(task_id: int, trigger: str, request: Request) -> Response[Any]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return answer_response(await gateway.query("task.addendum", task_id=task_id, project_id=project,
+                                                   trigger=trigger))
+
+    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"])
+    async def session_ended(task_id: int, data: SessionBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
+        if (project := project_of(request)) is None:
+            return missing_project()
+        command = EndRoleSession(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
+        return await moved(request, task_id, command)
+
+    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"])
+    async def reset(task_id: int, request: Request) -> Response[bytes]:
+        if (project := project_of(request)) is None:
+            return missing_project()
+        return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))
+
+    return [create, show, claim, transition, review, reviews, arbitrate, arbitrations, addendum, session_ended, reset]
