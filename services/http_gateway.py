@@ -16,7 +16,7 @@ from litestar import Litestar, MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.params import Parameter
+from litestar.params import QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.services import a2a, http_tasks
@@ -25,7 +25,7 @@ from athenaeum.services.http_common import MAX_BODY, Gateway, answer_response, e
 from athenaeum.services.routes import ROUTES, Route
 
 # ``?after=<position>``: wait until the views reach the caller's own write.
-After = Annotated[int | None, Parameter(query="after", required=False)]
+After = Annotated[int | None, QueryParameter(name="after", required=False)]
 
 
 def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:

@@ -1,0 +1,174 @@
+"""The HTTP gateway, driven with a real HTTP client against ``athenaeum serve``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+
+import httpx
+import pytest
+
+from tests.services.conftest import Served
+
+ARTIFACT = "# ADR 11\nEvery agent logs to the ledger.\n"
+SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
+
+
+@pytest.fixture
+def http(served: Served) -> httpx.Client:
+    url = json.loads((served.data_dir / "serve.json").read_text())["http"]
+    with httpx.Client(base_url=url, timeout=30) as client:
+        yield client
+
+
+def as_(agent: str, project: str | None = None) -> dict[str, str]:
+    return {"X-Agent-Name": agent} | ({"X-Project-Id": project} if project else {})
+
+
+def test_every_family_takes_commands_over_http_with_the_nats_reply(http: httpx.Client) -> None:
+    opened = http.post("/commands/ratification/init", headers=as_("alice"),
+                       json={"topic": "adr-11", "roster": ["alice"], "artifact": ARTIFACT})
+    assert opened.status_code == 200 and opened.json()["ok"] and opened.json()["events"][0]["type"] == "ArtifactFrozen"
+    again = http.post("/commands/ratification/init", headers=as_("alice"),
+                      json={"topic": "adr-11", "roster": ["alice"], "artifact": ARTIFACT})
+    assert again.status_code == 409 and again.json()["error"]["code"] == "already_exists"
+    wrong = http.post("/commands/ratification/vote", headers=as_("mallory"),
+                      json={"topic": "adr-11", "sha256": SHA, "decision": "SIGN"})
+    assert wrong.status_code == 422 and wrong.json()["error"]["code"] == "not_rostered"
+    missing = http.post("/commands/ratification/vote", headers=as_("alice"),
+                        json={"topic": "adr-404", "sha256": SHA, "decision": "SIGN"})
+    assert missing.status_code == 404
+    proposal = http.post("/commands/quorum/propose", headers=as_("alice"),
+                         json={"text": "Adopt", "electorate": ["bob"], "threshold": 1, "proposal_id": "0000BEEF"})
+    acked = http.post("/commands/quorum/ack", headers=as_("bob"), json={"proposal_id": "0000BEEF"})
+    assert proposal.status_code == acked.status_code == 200
+    shown = http.get("/proposals/0000BEEF", params={"after": acked.json()["position"]})
+    assert shown.json()["status"] == "accepted"
+    thread = http.post("/commands/thread/open", headers=as_("alice"), json={
+        "slug": "t-http", "context": "c", "target": {"N": 1, "C": 1, "R": 1}, "body": "b"})
+    assert http.get("/threads/t-http", params={"after": thread.json()["position"]}).json()["status"] == "open"
+    page = http.post("/commands/page/init", headers=as_("alice"), json={"page": "wiki/h.md", "content": "# H\n"})
+    assert http.get("/pages/wiki/h.md", params={"after": page.json()["position"]}).json()["rev"] == 1
+    assert http.get("/pages/wiki/h.md", params={"render": "consensus"}).text.startswith("rev: v1\n")
+    rendered = http.get("/ratifications/adr-11", params={"render": "manifest"})
+    assert rendered.headers["content-type"].startswith("text/markdown") and "topic: adr-11" in rendered.text
+    assert http.get("/check/alice").json()["items"] == [
+        {"kind": "ratification", "id": "adr-11", "action": "vote", "deadline": opened.json()["events"][0]["expires_at"]}]
+
+
+def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(http: httpx.Client) -> None:
+    garbled = http.post("/commands/ratification/init", headers=as_("alice"), content=b"{not json")
+    assert garbled.status_code == 400 and garbled.json()["error"]["code"] == "invalid"
+    unknown = http.post("/commands/ratification/init", headers=as_("alice"),
+                        json={"topic": "adr-12", "roster": ["alice"], "artifact": "x", "colour": "red"})
+    assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "colour"
+    huge = http.post("/commands/ratification/init", headers=as_("alice"),
+                     json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (3 * 1024 * 1024)})
+    assert huge.status_code == 400 and "over" in huge.json()["error"]["message"]
+    over_limit = http.post("/commands/ratification/init", headers=as_("alice"),
+                           json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (513 * 1024)})
+    assert over_limit.status_code == 400 and over_limit.json()["error"]["field"] == "artifact"
+    assert http.get("/ratifications/adr-12").status_code == 404
+
+
+def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
+    from athenaeum.services.routes import ROUTES
+
+    paths = http.get("/openapi.json").json()["paths"]
+    assert {f"/commands/{r.family}/{r.verb}" for r in ROUTES} <= set(paths)
+    assert {"/tasks", "/tasks/{task_id}/arbitrations", "/tasks/{task_id}/reviews/{cycle}", "/a2a",
+            "/check/{agent}", "/pages/{path}"} <= set(paths)
+    vote = paths["/commands/ratification/vote"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert vote["$ref"].endswith("CastVote")
+
+
+def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
+    project = "proj-1"
+    assert http.post("/tasks", headers=as_("ops"), json={"title": "t", "planPath": "p.md"}).status_code == 400
+    task = http.post("/tasks", headers=as_("ops", project), json={"title": "Login", "planPath": "plans/login.md",
+                                                                  "reviewCycleBudget": 0}).json()["id"]
+    assert http.get(f"/tasks/{task}", headers=as_("ops", "other-project")).status_code == 404
+
+    def to(target: str, payload: dict | None = None) -> httpx.Response:
+        return http.post(f"/tasks/{task}/transition", headers=as_("engineer", project),
+                         json={"to": target, "payload": payload or {}})
+
+    for target, payload in [("claimed", None), ("engineering", None), ("built", {"buildStatus": "clean"}),
+                            ("reviewing", None)]:
+        assert to(target, payload).json()["status"] == target
+    assert to("completed").status_code == 409  # no reviews: incomplete
+    posted = http.post(f"/tasks/{task}/reviews", headers=as_("security", project), json={
+        "reviewerRole": "security", "verdict": "request_changes", "rawMarkdown": "# Security",
+        "findings": [{"severity": "BLOCKING", "title": "Tokens in logs", "filePath": "auth.py", "line": 12}]})
+    assert posted.json() == {"runId": posted.json()["runId"], "findingIds": [1]}
+    concluded = to("revising")  # budget 0: the first revise needs the arbitrator
+    assert concluded.json()["status"] == "arbitrating"
+
+    # The arbitrator reads every cycle, then rules.
+    task_view = http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()
+    assert task_view["arbitrationPendingTrigger"] == "review_cycle_budget_exhausted"
+    cycle = http.get(f"/tasks/{task}/reviews/0", headers=as_("arbitrator", project)).json()
+    assert cycle["cycle"] == 0 and cycle["runs"][0]["findings"][0]["filePath"] == "auth.py"
+    assert http.get(f"/tasks/{task}/reviews/5", headers=as_("arbitrator", project)).json() == {"cycle": 5, "runs": []}
+    wrong = http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json={
+        "trigger": "reviewer_contradiction", "ruling": "approve", "rulingMarkdown": "x"})
+    assert wrong.status_code == 409 and wrong.json()["error"]["code"] == "trigger_mismatch"
+    rule = {"trigger": "review_cycle_budget_exhausted", "ruling": "rule", "rulingMarkdown": "x",
+            "contradictionResolution": {"upheldFindingId": 1, "retiredFindingId": 2, "rationale": "r"}}
+    assert http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json=rule).status_code == 400
+    ruling = {"trigger": "review_cycle_budget_exhausted", "ruling": "approve", "rulingMarkdown": "# Converged\n"}
+    first = http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json=ruling)
+    assert first.status_code == 200 and first.json()["newStatus"] == "completed"
+    second = http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json=ruling)
+    assert second.status_code == 409
+    runs = http.get(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project)).json()["runs"]
+    assert [(run["ruling"], run["rulingMarkdown"]) for run in runs] == [("approve", "# Converged\n")]
+    assert http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()["status"] == "completed"
+    reset = http.post(f"/tasks/{task}/reset", headers=as_("ops", project))
+    assert reset.json()["status"] == "pending" and reset.json()["epoch"] == 1
+
+
+def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: httpx.Client) -> None:
+    card = http.get("/.well-known/agent.json").json()
+    assert card["capabilities"]["streaming"] and card["url"].endswith("/a2a")
+    states: list[str] = []
+    streaming = threading.Event()
+
+    def subscribe() -> None:
+        call = {"jsonrpc": "2.0", "id": 7, "method": "tasks/sendSubscribe", "params": {"task": {
+            "id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a", "roster": ["alice", "bob"],
+                                             "artifact": ARTIFACT}}}}
+        with http.stream("POST", "/a2a", json=call, headers=as_("alice")) as events:
+            for line in events.iter_lines():
+                if line.startswith("data:"):
+                    result = json.loads(line.removeprefix("data:"))["result"]
+                    states.append(result["status"]["state"])
+                    streaming.set()
+                    if result["final"]:
+                        return
+
+    listener = threading.Thread(target=subscribe, daemon=True)
+    listener.start()
+    assert streaming.wait(20)
+    for agent in ("alice", "bob"):
+        vote = http.post("/commands/ratification/vote", headers=as_(agent),
+                         json={"topic": "adr-a2a", "sha256": SHA, "decision": "SIGN"})
+        assert vote.status_code == 200
+    listener.join(20)
+    assert states == ["submitted", "working", "completed"]
+    got = http.post("/a2a", json={"jsonrpc": "2.0", "id": 8, "method": "tasks/get", "params": {"id": "a2a-task-1"}})
+    assert got.json()["result"]["status"]["state"] == "completed"
+    again = http.post("/a2a", headers=as_("alice"), json={"jsonrpc": "2.0", "id": 9, "method": "tasks/send", "params": {
+        "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a",
+                                                  "roster": ["alice", "bob"], "artifact": ARTIFACT}}}})
+    assert again.json()["result"]["id"] == "a2a-task-1"  # idempotent by task id
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    (b"{oops", -32700), (b"[1]", -32600), (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/fly"}', -32601),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {}}', -32602),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "nope"}}', -32001),
+])
+def test_a2a_errors_use_the_standard_codes(http: httpx.Client, body: bytes, code: int) -> None:
+    assert http.post("/a2a", content=body).json()["error"]["code"] == code
