@@ -27,12 +27,16 @@ def evolve(state: Fleet | None, event: Event) -> Fleet | None:
     return msgspec.structs.replace(state, agents=(*state.agents, event.name))
 
 
-def register(state: Fleet | None, context: Context, *, name: str, human: bool = False) -> list[Event]:
+def register(
+    state: Fleet | None, context: Context, *, name: str, human: bool = False, bootstrap: bool = True
+) -> list[Event]:
+    """``bootstrap``: whether anyone may register on an empty roster (not when the deployment
+    already names its humans: they register the fleet)."""
     require_slug(name, "name")
     registered = state.agents + state.humans if state else ()
     if name in registered:
         raise AlreadyExists(f"{name!r} is already registered", "name")
-    if registered and not context.actor_is_human:
+    if (registered or not bootstrap) and not context.actor_is_human:
         raise NotHuman(f"{context.actor!r} is not a human principal; a human registers agents", "actor")
     version = state.version if state else 0
     return [Stamp(FLEET_ID, version, context)(AgentRegistered, name=name, human=human, by=context.actor)]

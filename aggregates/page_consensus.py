@@ -50,7 +50,9 @@ class Consensus(msgspec.Struct):
 def consensus(page: Page, members: Sequence[Member], now: datetime) -> Consensus:
     standings = [_standing(page, member, now) for member in sorted(members, key=lambda m: m.name)]
     active = [s for s in standings if s.active]
-    disputes = [f"{s.agent} disputes {s.disputed!r}" for s in standings if s.status == "disputed"]
+    # Any open dispute blocks, a registered agent's or not (a human's, a newcomer's).
+    disputes = [f"{agent} disputes {e.disputed!r}" for agent, e in sorted(page.endorsements.items())
+                if e.status == "disputed"]
     shared = ([] if active else ["no agent is active"]) + disputes
     canonical = shared + [f"{s.agent} is {s.status} (page at v{page.rev})" for s in active if s.status not in AGREEING]
     return Consensus(

@@ -4,6 +4,7 @@ entry before it; a closure states the running sum; a human recognizes or refuses
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from athenaeum.aggregates.rules import (
@@ -35,6 +36,8 @@ from athenaeum.events.thread import (
     Vector,
 )
 
+TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
+MAX_PAGES = 50  # canon pages one closure may propose: all are written in one append
 TOLERANCE = 0.01  # a closure's current_at_close may differ from the sum by this much per axis
 _EPSILON = 1e-9  # float sums at exactly the tolerance still pass
 
@@ -89,8 +92,9 @@ def open_thread(
     require_slug(slug, "slug")
     require_text(text, "context")
     require_text(body, "body")
-    if min(target.N, target.C, target.R) <= 0:
-        raise Invalid("every axis of the target is above 0", "target")
+    values = target.values().values()
+    if not all(math.isfinite(value) and 0 < value <= TARGET_LIMIT for value in values):
+        raise Invalid(f"every axis of the target is above 0 and at most {TARGET_LIMIT}", "target")
     for question in questions:
         require_text(question, "questions")
     for topic in topics:
@@ -154,14 +158,16 @@ def close(
     _require_appendable(state)
     last_eval = _evaluation(state, context, evaluation, ref)
     require_text(summary, "summary")
-    if not pages:
-        raise Invalid("a closure proposes at least one canon page", "pages")
+    if not 1 <= len(pages) <= MAX_PAGES:
+        raise Invalid(f"a closure proposes 1 to {MAX_PAGES} canon pages", "pages")
+    if len(set(pages)) != len(pages):
+        raise Invalid("a closure names a page twice", "pages")
     for page in pages:
         require_page_path(page, "pages")
     require_text(patch_summary, "patch_summary")
     total = state.current + last_eval.v
     for axis, value in current.values().items():
-        if abs(value - total.values()[axis]) > TOLERANCE + _EPSILON:
+        if not abs(value - total.values()[axis]) <= TOLERANCE + _EPSILON:  # NaN is a mismatch too
             raise CurrentMismatch(
                 f"current_at_close {axis.value}={value} is not the sum of every evaluation, "
                 f"{total.values()[axis]:.4f} (within {TOLERANCE})",
@@ -235,7 +241,7 @@ def _evaluation(state: Thread, context: Context, evaluation: Vector | None, ref:
     if ref is not None and ref != state.last_n:
         raise BadEvalRef(f"the evaluation refers to entry {ref}, but the preceding entry is {state.last_n}", "ref")
     for axis, value in evaluation.values().items():
-        if not 0 <= value <= 1:
+        if not 0 <= value <= 1:  # also false for NaN
             raise Invalid(f"eval {axis.value}={value} is outside [0, 1]", "eval")
     if context.actor == state.last_author:
         raise SelfEvaluation(f"{context.actor!r} wrote entry {state.last_n}: no self-evaluation", "author")

@@ -13,6 +13,7 @@ from athenaeum.events import Event
 from athenaeum.events.page import (
     DisputeResolved,
     EndorsementDisputed,
+    EndorsementRecorded,
     LifecycleChanged,
     PageInitialized,
     PageRevised,
@@ -55,8 +56,10 @@ def _(event: EndorsementDisputed, current: Document) -> Document:
     return current | {"disputes": sorted({*current["disputes"], event.agent})}
 
 
-@_apply.register
-def _(event: DisputeResolved, current: Document) -> Document:
+@_apply.register(DisputeResolved)
+@_apply.register(EndorsementRecorded)
+def _(event: DisputeResolved | EndorsementRecorded, current: Document) -> Document:
+    # A human's decision, or the disputing agent's own endorsement, ends its dispute.
     return current | {"disputes": [agent for agent in current["disputes"] if agent != event.agent]}
 
 

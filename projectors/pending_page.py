@@ -46,6 +46,7 @@ def _(event: AgentRegistered, pending: Pending) -> None:
 @_apply.register
 def _(event: EndorsementRecorded, pending: Pending) -> None:
     pending.remove(event.agent, event.key, "review")
+    _resolved_unless_disputed(pending, event.key)
 
 
 @_apply.register
@@ -67,6 +68,10 @@ def _(event: EndorsementDisputed, pending: Pending) -> None:
 
 @_apply.register
 def _(event: DisputeResolved, pending: Pending) -> None:
+    _resolved_unless_disputed(pending, event.key)
+
+
+def _resolved_unless_disputed(pending: Pending, page: str) -> None:
     # The pages view, already updated for this event, says whether disputes remain.
-    if not (pending.lookup(page_status.VIEW, event.key) or {}).get("disputes"):
-        pending.remove(HUMANS, event.key, "resolve")
+    if not (pending.lookup(page_status.VIEW, page) or {}).get("disputes"):
+        pending.remove(HUMANS, page, "resolve")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from athenaeum.events import Event
-from athenaeum.events.thread import ClosureRecognized, ClosureRefused, EntryAppended, EntryKind
+from athenaeum.events.thread import ClosureRecognized, ClosureRefused, EntryAppended, EntryKind, ThreadReopened
 from athenaeum.projectors import thread_status
 from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
 
@@ -34,5 +34,6 @@ def _(event: EntryAppended, pending: Pending) -> None:
 
 @_apply.register(ClosureRecognized)
 @_apply.register(ClosureRefused)
+@_apply.register(ThreadReopened)
 def _(event: Event, pending: Pending) -> None:
     pending.remove(HUMANS, event.key)

@@ -42,7 +42,8 @@ def _rounded(vector: Vector) -> dict:
 def _derived(current: Vector, target: Vector) -> dict:
     deficit = current.deficit_to(target)
     largest = max(deficit.values().items(), key=lambda item: item[1])[0]  # ties: N, then C, then R
-    exponentials = {axis: math.exp(value) for axis, value in deficit.values().items()}
+    top = max(deficit.values().values())  # softmax of the shifted deficit: the same, and never overflows
+    exponentials = {axis: math.exp(value - top) for axis, value in deficit.values().items()}
     total = sum(exponentials.values())
     return {
         "sum": _to_builtins(current),  # exact, to add the next evaluation to; ``current`` is for reading

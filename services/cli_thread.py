@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
@@ -115,9 +116,10 @@ def vector(text: str, option: str) -> Vector:
     """``N,C,R`` as three numbers."""
     parts = text.split(",")
     try:
-        if len(parts) != 3:
+        values = [float(part) for part in parts]
+        if len(values) != 3 or not all(math.isfinite(value) for value in values):
             raise ValueError(text)
-        return Vector(*(float(part) for part in parts))
+        return Vector(*values)
     except ValueError as error:
         raise UsageError(f"{option}: {text!r} is not N,C,R (three numbers, like 0.6,0.4,0.5)") from error
 

@@ -4,6 +4,7 @@ time). Also the consensus block of the page's front matter, as the original tool
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -37,7 +38,8 @@ def consensus_block(page: Page, activity: Activity, now: datetime) -> str:
     """``rev``, ``lifecycle`` and ``consensus`` as in a structural page's front matter."""
     report: Consensus = consensus(page, activity.members, now)
     lines = [f"rev: v{page.rev}", f"lifecycle: {page.lifecycle.value}", "consensus:"]
-    lines += [f'  {s.agent}: "{_entry(s)}"' for s in report.standings]
+    # A JSON string is a valid YAML double-quoted scalar: quotes and newlines stay escaped.
+    lines += [f"  {s.agent}: {json.dumps(_entry(s), ensure_ascii=False)}" for s in report.standings]
     return "\n".join(lines) + "\n"
 
 

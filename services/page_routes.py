@@ -29,7 +29,7 @@ project = fold(evolve)
 
 def register(handler: CommandHandler, command: RegisterAgent, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        return fleet.register(state, context, name=command.name, human=command.human)
+        return fleet.register(state, context, name=command.name, human=command.human, bootstrap=not handler.humans)
 
     return handler.handle(FLEET_ID, project_fleet, decide, actor, command.command_id)
 

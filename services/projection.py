@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.events import Event
 from athenaeum.projectors import (
     a2a_tasks,
     fleet_activity,
@@ -69,7 +70,7 @@ class ProjectionRunner:
             with self._subscription:
                 for notification in self._subscription:
                     event = self.app.mapper.to_domain_event(notification)
-                    changes = project_all(PROJECTORS, event, self.store.get)
+                    changes = self._project(event, notification.id)
                     applied = self.store.apply(PROJECTION, notification.id, changes)
                     with self._advanced:
                         self.position = notification.id
@@ -81,6 +82,16 @@ class ProjectionRunner:
             self.error = error
             with self._advanced:
                 self._advanced.notify_all()
+
+    def _project(self, event: Event, position: int) -> list[Change]:
+        # A projector is a pure fold: one that raises on an event would raise on it forever,
+        # so it is skipped (the audit finds the view that misses it) rather than stopping
+        # every view for good. The store's own errors still stop the runner.
+        try:
+            return project_all(PROJECTORS, event, self.store.get)
+        except Exception:  # noqa: BLE001
+            log.exception("a projector failed on %s at position %d; its changes are skipped", event.tag, position)
+            return []
 
     def _publish(self, changes: Sequence[Change]) -> None:
         # The views are the record; a mirror that missed a change is repaired by the next one.

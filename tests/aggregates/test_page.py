@@ -50,6 +50,11 @@ class TestFleet:
         given(f.evolve, [first]).when(f.register, at(1, "ada"), name="bob").then("AgentRegistered")
         given(f.evolve, [first]).when(f.register, at(1, "ada"), name="ada").then_rejects("already_exists")
 
+    def test_no_bootstrap_when_the_deployment_names_its_humans(self) -> None:
+        given(f.evolve).when(f.register, at(0, "mallory"), name="mallory", human=True,
+                             bootstrap=False).then_rejects("not_human")
+        given(f.evolve).when(f.register, at(0, "ada"), name="bob", bootstrap=False).then("AgentRegistered")
+
 
 class TestInitAndRead:
     def test_the_author_contributes_and_the_sha_is_computed(self) -> None:
@@ -163,6 +168,12 @@ class TestCanon:
         _, moved = outcome.then("EndorsementDisputed", "LifecycleChanged")
         assert moved.to is Lifecycle.WORKING
         assert not consensus(outcome.and_state(), FLEET, T0 + timedelta(days=16)).soft_canonical_ready
+
+    def test_any_open_dispute_blocks_canon_even_one_from_outside_the_roster(self) -> None:
+        history = endorsed(endorsed(initialized(), "bob"), "carol")
+        history += p.dispute(state_of(history), at(3, "zoe"), section="§1")
+        report = consensus(state_of(history), FLEET, T0)
+        assert not report.canonical_ready and report.canonical_reasons == ["zoe disputes '§1'"]
 
     def test_a_dispute_names_what_it_contests(self) -> None:
         given(evolve, initialized()).when(p.dispute, at(1, "bob"), section=" ").then_rejects("invalid", "section")

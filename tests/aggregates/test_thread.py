@@ -49,7 +49,8 @@ class TestOpening:
         given(evolve, opened()).when(t.open_thread, at(1), slug="canon-rules", text="c", target=TARGET,
                                      body="b").then_rejects("already_exists")
 
-    @pytest.mark.parametrize("target", [Vector(0, 1, 1), Vector(1, -1, 1)])
+    @pytest.mark.parametrize("target", [Vector(0, 1, 1), Vector(1, -1, 1), Vector(1e308, 1, 1),
+                                        Vector(float("nan"), 1, 1), Vector(float("inf"), 1, 1)])
     def test_every_target_axis_is_above_zero(self, target: Vector) -> None:
         given(evolve).when(t.open_thread, at(), slug="x", text="c", target=target, body="b").then_rejects(
             "invalid", "target")
@@ -109,6 +110,8 @@ class TestClosure:
         history = contributed(opened(), "bob")
         base = dict(evaluation=GOOD, current=Vector(1, 1, 1), summary="s", pages=["wiki/p.md"], patch_summary="p")
         for field, value, code_field in [("summary", " ", "summary"), ("pages", [], "pages"),
+                                         ("pages", ["wiki/p.md", "wiki/p.md"], "pages"),
+                                         ("pages", [f"wiki/{i}.md" for i in range(51)], "pages"),
                                          ("pages", ["../etc"], "pages"), ("patch_summary", "", "patch_summary")]:
             given(evolve, history).when(t.close, at(5, "carol"), **(base | {field: value})).then_rejects(
                 "invalid", code_field)

@@ -41,6 +41,23 @@ def test_participants_are_asked_to_contribute_until_a_closure_goes_to_the_humans
     assert items(views(history), "@humans") == []
 
 
+def test_a_reopen_takes_the_closure_off_the_humans_list() -> None:
+    history = closed(contributed(opened(), "bob"))
+    history += t.reopen(given(thread_evolve, history).state, at(10, "bob"), evaluation=Vector(0.1, 0.1, 0.1),
+                        reason="r", discovery="d")
+    assert items(views(history), "@humans") == []
+    assert items(views(history), "carol") == [("canon-rules", "contribute")]
+
+
+def test_an_agent_endorsing_ends_its_dispute_for_the_humans() -> None:
+    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
+    page += p.dispute(given(page_evolve, page).state, at(2, "bob"), section="§1")
+    assert items(views(page), "@humans") == [("wiki/a.md", "resolve")]
+    page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
+    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    assert items(views(page), "@humans") == []
+
+
 def test_the_markdown_shows_context_questions_and_evaluations() -> None:
     text = render(closed(contributed(opened(), "bob")))
     assert text.startswith("# canon-rules\n") and "## Context\n\nHow do pages become canon?" in text
@@ -71,3 +88,17 @@ def test_registered_agents_review_every_page_even_those_older_than_them() -> Non
     page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
     page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
     assert items(views(roster + page), "bob") == []
+
+
+def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:
+    import yaml
+
+    from athenaeum.aggregates.page_consensus import Member
+    from athenaeum.services.command_handler import Activity
+    from athenaeum.services.page_queries import consensus_block
+
+    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
+    page += p.dispute(given(page_evolve, page).state, at(2, "bob"), section='the "2/3" rule\nand more')
+    members = tuple(Member(name, T0, T0) for name in ("alice", "bob"))
+    block = yaml.safe_load(consensus_block(given(page_evolve, page).state, Activity(members, 3), T0))
+    assert block["rev"] == "v1" and block["consensus"]["bob"].startswith('disputed | section: the "2/3" rule\nand more')
