@@ -18,7 +18,7 @@ import msgspec
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
-from athenaeum.services import cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
+from athenaeum.services import cli_audit, cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
 from athenaeum.services.cli_args import UsageError
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
@@ -58,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for module in MODULES:
         module.add_verbs(subparsers, common)
+    cli_audit.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: a scripted ratification on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
@@ -108,6 +109,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         return DONE
+    url = getattr(args, "nats", None) or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL")
+    if args.family in cli_audit.NAMES:
+        try:
+            return cli_audit.run(args, url, data_dir)
+        except UsageError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return USAGE
+        except OperationalError as error:
+            print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+            return UNREACHABLE
     if not args.actor:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
     try:
@@ -116,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
-    url = args.nats or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL", "nats://127.0.0.1:4222")
+    url = url or "nats://127.0.0.1:4222"
     try:
         with SyncClient(url, args.actor) as client:
             if query is not None:

@@ -6,10 +6,8 @@ from __future__ import annotations
 from athenaeum.aggregates import fleet
 from athenaeum.aggregates import page as rules
 from athenaeum.aggregates.page_state import evolve
-from athenaeum.aggregates.rules import Context
 from athenaeum.aggregates.state import fold
-from athenaeum.aggregates.thread_state import Closure
-from athenaeum.events import Event, family_id
+from athenaeum.events import family_id
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.page_commands import (
     ApprovePage,
@@ -82,18 +80,6 @@ def approve(handler: CommandHandler, command: ApprovePage, actor: str) -> Reply:
                              as_of_position=activity.position)
 
     return _on_existing(handler, command.page, actor, command.command_id, decide)
-
-
-def crystallized(handler: CommandHandler, thread: str, closure: Closure, context: Context) -> list[Event]:
-    """The page events of a recognized closure, each page written by the closer."""
-    closer = Context(actor=closure.author, now=context.now, command_id=context.command_id, is_human=context.is_human)
-    events: list[Event] = []
-    for page in closure.crystallization.canon_pages:
-        events += rules.crystallize(
-            handler.load(family_id("page", page), project), closer, page=page, thread=thread, closure_n=closure.n,
-            summary=closure.summary, patch_summary=closure.crystallization.patch_summary,
-        )
-    return events
 
 
 def _on_existing(handler: CommandHandler, page: str, actor: str, command_id: str | None, decide: Decide) -> Reply:

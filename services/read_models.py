@@ -95,6 +95,12 @@ class ReadModelStore:
             cursor.execute(self._sql("SELECT key, document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
             return {key: msgspec.json.decode(document) for key, document in cursor.fetchall()}
 
+    def views(self) -> list[str]:
+        """The name of every view with a document."""
+        with self._transaction() as cursor:
+            cursor.execute("SELECT DISTINCT view FROM athenaeum_views ORDER BY view")
+            return [row[0] for row in cursor.fetchall()]
+
     def position(self, projection: str) -> int | None:
         with self._transaction() as cursor:
             cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))

@@ -17,6 +17,7 @@ import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.activity import activity_from
+from athenaeum.services.checkpoints import DEFAULT_EVERY, CheckpointWriter
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.http_server import HttpServer
@@ -48,6 +49,7 @@ class ServeOptions:
     # Which services this process runs; a deployment scales each separately on one cluster.
     services: frozenset[str] = SERVICES
     http: str = DEFAULT_HTTP  # HOST:PORT of the HTTP gateway, when "http" is among the services
+    checkpoint_every: int = int(os.environ.get("ATHENAEUM_CHECKPOINT_EVERY", DEFAULT_EVERY))
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
@@ -83,6 +85,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         handler = CommandHandler(app, humans=options.humans, activity=activity_from(store))
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
         stack.push_async_callback(service.stop)
+        if "commands" in options.services:
+            checkpoints = CheckpointWriter(app, options.checkpoint_every).start()
+            stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()

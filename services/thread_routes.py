@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from athenaeum.aggregates import crystallization
 from athenaeum.aggregates import thread as rules
 from athenaeum.aggregates.state import fold
 from athenaeum.aggregates.thread_state import evolve
@@ -64,8 +65,7 @@ def recognize(handler: CommandHandler, command: RecognizeClosure, actor: str) ->
     appended together."""
 
     def decide(state, context):  # type: ignore[no-untyped-def]
-        events = rules.recognize(state, context)
-        return events + page_routes.crystallized(handler, state.key, state.closure, context)
+        return crystallization.recognize(state, context, lambda page: handler.load(page, page_routes.project))
 
     return _on_existing(handler, command.slug, actor, command.command_id, decide)
 

@@ -1,0 +1,111 @@
+"""The ledger as JSON Lines, and its offline verification.
+
+Each line is one event message: its position, subject, time, the headers that carry meaning,
+the exact stored payload, and the decoded event for reading. ``verify`` recomputes the running
+digest from the lines alone and checks every checkpoint among them, with no server at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.events.ledger import LedgerCheckpoint
+from athenaeum.services.audit import Finding
+from athenaeum.services.ledger_digest import Digest
+
+READ_BATCH = 1000
+_CHECKPOINT = LedgerCheckpoint.__struct_config__.tag  # type: ignore[attr-defined]
+
+
+def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
+           until_time: datetime | None = None) -> Iterator[bytes]:
+    """The lines of an export; the first one says where it starts and the digest before it."""
+    digest = Digest()
+    start = 1
+    header_sent = False
+    while True:
+        batch = app.recorder.select_notifications(start, READ_BATCH, stop=until)
+        for n in batch:
+            payload = bytes(n.state)
+            event = msgspec.json.decode(payload)
+            if until_time is not None and msgspec.convert(event.get("timestamp"), datetime) > until_time:
+                return
+            if n.id >= since and not header_sent:
+                yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
+                header_sent = True
+            digest.update(n.id, str(n.originator_id), n.originator_version, n.topic, payload)
+            if n.id >= since:
+                yield _line({
+                    "position": n.id,
+                    "subject": app.recorder.log.subjects.aggregate(n.originator_id),  # type: ignore[attr-defined]
+                    "time": event.get("timestamp"),
+                    "originator_id": str(n.originator_id),
+                    "originator_version": n.originator_version,
+                    "tag": n.topic,
+                    "payload": payload.decode(),
+                    "event": event,
+                })
+        if len(batch) < READ_BATCH:
+            break
+        start = batch[-1].id + 1
+    if not header_sent:
+        yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
+
+
+def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
+    """Findings for the export's lines, and how many events they hold."""
+    findings: list[Finding] = []
+    digest: Digest | None = None
+    digests: dict[int, tuple[str, int]] = {}
+    events = checkpoints = 0
+    previous = 0
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            line: dict[str, Any] = msgspec.json.decode(raw)
+            if "export" in line:
+                digest = Digest(line["export"]["sha256"], line["export"]["count"], 0)
+                continue
+            position, tag = int(line["position"]), str(line["tag"])
+            payload = str(line["payload"]).encode()
+            originator_id, version = str(line["originator_id"]), int(line["originator_version"])
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError) as error:
+            findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None, f"not an export line: {error}"))
+            continue
+        if digest is None:
+            digest = Digest()
+        if position <= previous:
+            findings.append(Finding("HARD", "out_of_order", "export", originator_id, position,
+                                    f"line {number}: position {position} does not follow {previous}"))
+        previous = position
+        events += 1
+        digest.update(position, originator_id, version, tag, payload)
+        digests[digest.count] = (digest.sha256, position)
+        if tag == _CHECKPOINT:
+            checkpoints += 1
+            try:
+                checkpoint = msgspec.json.decode(payload, type=LedgerCheckpoint)
+            except msgspec.DecodeError as error:
+                findings.append(Finding("HARD", "undecodable", "ledger", originator_id, position, str(error)))
+                continue
+            computed = digests.get(checkpoint.count)
+            if computed is None:
+                continue  # covers events before this export began
+            if computed != (checkpoint.sha256, checkpoint.position):
+                findings.append(Finding("HARD", "checkpoint_mismatch", "ledger", originator_id, position,
+                                        f"the lines before this checkpoint (the first {checkpoint.count} events) do "
+                                        "not give its digest: an earlier line was changed, removed or added"))
+            digests = {count: value for count, value in digests.items() if count > checkpoint.count}
+    if checkpoints == 0 and events:
+        findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
+    return findings, events
+
+
+def _line(body: dict[str, Any]) -> bytes:
+    return msgspec.json.encode(body) + b"\n"

@@ -1,0 +1,136 @@
+"""Auditors: a clean history audits clean; history tampered with the way a privileged intruder
+could (straight to the stream, past the command service) is a HARD finding at its position."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.ratification_state import evolve as ratification_evolve
+from athenaeum.aggregates.rules import Context, Stamp
+from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.thread_state import evolve as thread_evolve
+from athenaeum.events import family_id
+from athenaeum.events.ratification import Decision, VoteCast
+from athenaeum.events.thread import EntryAppended, EntryKind, Evaluation, ThreadReopened, Vector
+from tests.services.conftest import Served
+
+TEXT = "# ADR 20\n"
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    monkeypatch.setenv("ATHENAEUM_CHECKPOINT_EVERY", "4")
+    served = Served(tmp_path / "home")
+    yield served
+    if served.process.poll() is None:
+        served.stop()
+
+
+def history(served: Served) -> dict:
+    """A little of everything, through the command service."""
+    import hashlib
+
+    sha = hashlib.sha256(TEXT.encode()).hexdigest()
+    served.run("ratify", "init", "adr-20", "--roster", "alice,bob", "--text", TEXT)
+    served.run("ratify", "vote", "adr-20", "--sha256", sha, "--sign")
+    served.run("thread", "open", "t20", "--context", "c", "--target", "1,1,1", "--body", "b")
+    served.run("thread", "contribute", "t20", "--eval", "0.5,0.5,0.5", "--body", "c", actor="bob")
+    served.run("thread", "close", "t20", "--eval", "0.4,0.4,0.4", "--current", "0.9,0.9,0.9", "--summary", "s",
+               "--page", "wiki/t.md", "--patch-summary", "p", actor="carol")
+    served.run("thread", "reopen", "t20", "--eval", "0.1,0.1,0.1", "--reason", "r", "--discovery", "d")
+    last = served.run("quorum", "propose", "--text", "x", "--electorate", "bob", "--threshold", "1", "--json")
+    served.run("check", "--after", str(json.loads(last.stdout)["position"]))
+    return {"sha": sha}
+
+
+def audit(served: Served, *options: str) -> tuple[int, dict]:
+    done = served.run("audit", "--humans", "ada", "--json", *options)
+    return done.returncode, json.loads(done.stdout)
+
+
+def intruder(served: Served) -> AthenaeumApplication:
+    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
+    return AthenaeumApplication(env={"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url})
+
+
+def test_a_clean_history_audits_clean_and_its_export_verifies(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    code, report = audit(ledger)
+    assert code == 0 and report["summary"]["HARD"] == 0 and report["summary"]["events"] > 10, report
+    exported = ledger.run("export")
+    path = tmp_path / "ledger.jsonl"
+    path.write_text(exported.stdout)
+    verified = ledger.run("verify-export", str(path), "--json")
+    assert verified.returncode == 0 and json.loads(verified.stdout)["summary"]["HARD"] == 0
+
+
+def test_a_vote_by_an_agent_off_the_roster_written_straight_to_the_stream(ledger: Served) -> None:
+    facts = history(ledger)
+    app = intruder(ledger)
+    try:
+        state = app.repository.get("adr-20", projector_func=fold(ratification_evolve))
+        forged = Stamp("adr-20", state.version, Context(actor="mallory", now=_now(), command_id="forged"))(
+            VoteCast, agent="mallory", decision=Decision.SIGN, artifact_sha256=facts["sha"])
+        [recording] = app.save(forged)
+    finally:
+        app.close()
+    code, report = audit(ledger)
+    hard = [f for f in report["findings"] if f["severity"] == "HARD"]
+    assert code == 1 and hard[0]["code"] == "rule_violation" and "not_rostered" in hard[0]["message"]
+    assert hard[0]["position"] == recording.notification.id
+
+
+def test_a_second_reopen_of_one_closure(ledger: Served) -> None:
+    history(ledger)
+    app = intruder(ledger)
+    try:
+        thread_id = family_id("thread", "t20")
+        state = app.repository.get(thread_id, projector_func=fold(thread_evolve))
+        stamp = Stamp(thread_id, state.version, Context(actor="bob", now=_now(), command_id="x"))
+        entry = stamp(EntryAppended, n=state.last_n + 1, kind=EntryKind.REOPEN, author="bob", body="again",
+                      last_eval=Evaluation(ref=state.last_n, v=Vector(0.1, 0.1, 0.1)), reason="again")
+        app.save(entry, stamp(ThreadReopened, closure_n=3, reopen_n=state.last_n + 1, by="bob", reason="again"))
+    finally:
+        app.close()
+    code, report = audit(ledger, "--family", "thread")
+    assert code == 1 and [f["code"] for f in report["findings"]] == ["rule_violation"]
+    assert "reopen_exhausted" in report["findings"][0]["message"]
+
+
+def test_an_event_with_a_version_gap(ledger: Served) -> None:
+    history(ledger)
+    app = intruder(ledger)
+    try:
+        state = app.repository.get("adr-20", projector_func=fold(ratification_evolve))
+        forged = Stamp("adr-20", state.version + 1, Context(actor="bob", now=_now(), command_id="gap"))(
+            VoteCast, agent="bob", decision=Decision.SIGN, artifact_sha256="0" * 64)
+        app.save(forged)
+    finally:
+        app.close()
+    code, report = audit(ledger)
+    assert code == 1 and "version_gap" in [f["code"] for f in report["findings"]]
+
+
+def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    victim = next(i for i, line in enumerate(lines) if '"tag":"VoteCast"' in line)
+    record = json.loads(lines[victim])
+    record["payload"] = record["payload"].replace('"SIGN"', '"DISSENT"')
+    lines[victim] = json.dumps(record)
+    path = tmp_path / "tampered.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    verified = ledger.run("verify-export", str(path), "--json")
+    findings = json.loads(verified.stdout)["findings"]
+    assert verified.returncode == 1 and findings[0]["code"] == "checkpoint_mismatch"
+    assert findings[0]["position"] > record["position"]
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
