@@ -82,6 +82,7 @@ class Audit:
         clock: Callable[[], datetime] = utc_now,
         family: str | None = None,
         progress: Callable[[int], None] = lambda events: None,
+        keep_history: bool = False,
     ) -> None:
         self.app = app
         self.humans = humans
@@ -97,6 +98,9 @@ class Audit:
         self.digests: dict[int, tuple[str, int]] = {}  # count -> (digest, position), until a checkpoint checks it
         self.group: list[tuple[int, Event]] = []
         self.last_position = 0
+        self.last_time: datetime | None = None
+        # Every aggregate's events, for those who render records from them (replay).
+        self.history: dict[str, list[Event]] | None = {} if keep_history else None
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         for notification in self._notifications(until_position):
@@ -172,7 +176,7 @@ class Audit:
             return
         context = Context(actor=primary.actor, now=primary.timestamp, command_id=primary.command_id,
                           is_human=self._is_human)
-        replayed = Replayed(self.states.get, not self.humans, self._members)
+        replayed = Replayed(self.states.get, not self.humans, self.members)
         try:
             produced = rerun(events, context, replayed)
         except RuleViolation as violation:
@@ -202,6 +206,9 @@ class Audit:
         family = event.originator_id.partition(":")[0] if ":" in event.originator_id else "ratification"
         folding = _FOLDS.get(family, lambda state, events: state)  # an unknown family: nothing to fold
         self.states[event.originator_id] = folding(self.states.get(event.originator_id), [event])
+        self.last_time = event.timestamp
+        if self.history is not None:
+            self.history.setdefault(event.originator_id, []).append(event)
         for change in project_all(PROJECTORS, event, lambda view, key: self.views.get((view, key))):
             if change.document is None:
                 self.views.pop((change.view, change.key), None)
@@ -212,7 +219,7 @@ class Audit:
         roster = self.states.get(FLEET_ID)
         return principal in self.humans or (roster is not None and principal in roster.humans)
 
-    def _members(self) -> list[Member]:
+    def members(self) -> list[Member]:
         return [
             msgspec.convert(agent, Member)
             for (view, _), agent in sorted(self.views.items())

@@ -134,3 +134,22 @@ def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def test_replay_writes_the_records_as_of_a_point_byte_for_byte_the_same_twice(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    until = "2030-01-01T00:00:00+00:00"
+    for out in ("one", "two"):
+        done = ledger.run("replay", "--until", until, "--out", str(tmp_path / out), "--humans", "ada")
+        assert done.returncode == 0, done.stderr
+    one = {p.relative_to(tmp_path / "one"): p.read_bytes() for p in (tmp_path / "one").rglob("*") if p.is_file()}
+    two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*") if p.is_file()}
+    assert one == two
+    names = {str(path) for path in one}
+    assert {".athenaeum/adr-20/manifest.yaml", ".athenaeum/adr-20/artifact.md", ".athenaeum/adr-20/alice.vote.yaml",
+            ".athenaeum/adr-20/log.md", "dialogue/t20/thread.md", "dialogue/t20/meta.yaml",
+            "dialogue/t20/entries/002-bob.md", "dialogue/t20/entries/004-alice.md"} <= names
+    entry = (tmp_path / "one" / "dialogue/t20/entries/002-bob.md").read_text()
+    assert "last_eval:\n  ref: 001-alice.md\n  v:\n    N: 0.5" in entry
+    early = ledger.run("replay", "--until", "3", "--out", str(tmp_path / "early"), "--humans", "ada")
+    assert early.returncode == 0 and not (tmp_path / "early" / "dialogue").exists()
