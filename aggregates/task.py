@@ -134,13 +134,13 @@ def transition(task: Task, context: Context, *, to: str, payload: Mapping[str, A
             return conclude(task, context)
         case "arbitrating":
             ids = payload.get("findingIds")
-            notes = payload.get("notes", "")
-            if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            # bool is an int to Python, and true is no finding id: exact types only.
+            if not isinstance(ids, list) or not all(type(i) is int for i in ids):
                 raise Invalid("payload.findingIds is the list of the two contradicting finding ids", "findingIds")
-            return report_contradiction(task, context, finding_ids=ids, notes=str(notes))
+            return report_contradiction(task, context, finding_ids=ids, notes=_text(payload, "notes"))
         case "failed":
             reason = _payload(payload, "failureReason", FailureReason)
-            return fail(task, context, reason=reason, detail=str(payload.get("failureDetail", "")))
+            return fail(task, context, reason=reason, detail=_text(payload, "failureDetail"))
         case "pending":
             raise IllegalTransition("a task returns to pending only by a reset", "to")
     statuses = ", ".join(status.value for status in TaskStatus)
@@ -162,8 +162,9 @@ def post_review(
         raise Invalid(f"rawMarkdown is over {MARKDOWN_LIMIT} characters", "rawMarkdown")
     for finding in findings:
         require_text(finding.title, "findings.title", TITLE_LIMIT)
-        if len(finding.fix) > LONG_TEXT_LIMIT:
-            raise Invalid(f"findings.fix is over {LONG_TEXT_LIMIT} characters", "findings.fix")
+        for name in ("description", "evidence", "fix"):
+            if len(getattr(finding, name)) > LONG_TEXT_LIMIT:
+                raise Invalid(f"findings.{name} is over {LONG_TEXT_LIMIT} characters", f"findings.{name}")
     _require_status(task, "a review", TaskStatus.REVIEWING)
     if cycle is not None and cycle != task.review_cycle_count:
         raise IllegalTransition(f"task {task.key} is reviewing cycle {task.review_cycle_count}, not {cycle}", "cycle")
@@ -252,7 +253,7 @@ def post_ruling(
         if not 1 <= len(resolution.rationale) <= LONG_TEXT_LIMIT:
             raise Invalid(f"rationale is 1 to {LONG_TEXT_LIMIT} characters", "contradictionResolution.rationale")
     elif resolution is not None:
-        raise Invalid(f"a {ruling} ruling carries no contradictionResolution", "contradictionResolution")
+        raise Invalid(f"only a rule ruling carries a contradictionResolution, not {ruling}", "contradictionResolution")
     task = in_project(task, project_id)
     if task.status is not TaskStatus.ARBITRATING:
         raise NotArbitrating(f"task {task.key} is {task.status.value}, not arbitrating")
@@ -311,11 +312,13 @@ def fail(task: Task, context: Context, *, reason: FailureReason, detail: str = "
 def end_role_session(task: Task, context: Context, *, role: str, exit_code: int) -> list[Event]:
     """A session that exits 0 without the task's status having changed since the previous
     session ended was a no-op: the task fails (even from arbitrating: the arbitrator whose
-    ruling got a 409 exits 0, and this is how its task leaves)."""
+    ruling got a 409 exits 0, and this is how its task leaves). Reviewers run side by side,
+    so a reviewer whose review of the current cycle is in made progress."""
     _require_role(role, "role")
     stamp = Stamp(task.id, task.version, context)
     ended = stamp(RoleSessionEnded, role=role, exit_code=exit_code)
-    if exit_code != 0 or task.status in TERMINAL or task.status_version > task.session_mark:
+    progressed = task.status_version > task.session_mark or role in task.reviewed_roles
+    if exit_code != 0 or task.status in TERMINAL or progressed:
         return [ended]
     detail = f"the {role} session exited 0 and the task stayed {task.status.value}"
     return [ended, stamp(TaskFailed, failure_reason=FailureReason.ROLE_SESSION_NO_OP, failure_detail=detail)]
@@ -351,6 +354,13 @@ def _member(kind: type, value: str, field: str) -> Any:
     except ValueError:
         choices = ", ".join(member.value for member in kind)
         raise Invalid(f"{field}: {value!r} is not one of {choices}", field) from None
+
+
+def _text(payload: Mapping[str, Any], key: str) -> str:
+    value = payload.get(key, "")
+    if not isinstance(value, str) or len(value) > LONG_TEXT_LIMIT:
+        raise Invalid(f"payload.{key} is a string of at most {LONG_TEXT_LIMIT} characters", key)
+    return value
 
 
 def _payload(payload: Mapping[str, Any], key: str, kind: type) -> Any:

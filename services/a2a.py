@@ -8,6 +8,7 @@ the view's KV key) until a terminal state.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from datetime import datetime, timezone
@@ -67,7 +68,9 @@ class A2A:
         """Freeze the ratification the task describes; the same task id again is the same task."""
         task = params.get("task") if isinstance(params.get("task"), dict) else {}
         message = params.get("message") if isinstance(params.get("message"), dict) else {}
-        task_id = str(task.get("id") or params.get("id") or message.get("taskId") or uuid.uuid4().hex)
+        task_id = task.get("id") or params.get("id") or message.get("taskId") or uuid.uuid4().hex
+        if not isinstance(task_id, str):
+            raise RpcError(INVALID_PARAMS, "the task id is a string")
         meta = task.get("metadata") or params.get("metadata") or message.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("athenaeum_mode") != "ratify":
             raise RpcError(INVALID_PARAMS, 'params.task.metadata.athenaeum_mode must be "ratify"')
@@ -83,10 +86,13 @@ class A2A:
             command = msgspec.convert(fields, InitRatification)
         except msgspec.ValidationError as error:
             raise RpcError(INVALID_PARAMS, f"params.task.metadata: {error}") from error
+        # Idempotent by task id: the same task again is that task; a task id names one topic.
+        if (known := await self._topic(task_id)) is not None:
+            if known != command.topic:
+                raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
+            return task_id, await self._document(known)
         reply = await self.gateway.send(request, command)
         if not reply.ok and reply.error is not None:
-            if reply.error.code == "already_exists" and await self._topic(task_id) == command.topic:
-                return task_id, await self.get(task_id)  # the same task, sent by someone else
             raise RpcError(INVALID_PARAMS, reply.error.message, msgspec.to_builtins(reply.error))
         return task_id, await self._document(command.topic, after=reply.position)
 
@@ -124,7 +130,8 @@ class A2A:
                 if final:
                     return
         finally:
-            await watcher.stop()
+            with contextlib.suppress(Exception):  # the connection may be closing: serve is stopping
+                await watcher.stop()
 
     async def _topic(self, task_id: str) -> str | None:
         answer = await self.gateway.query("a2a.task", task_id=task_id)

@@ -66,6 +66,8 @@ class AthenaeumClient:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:
             raise Unreachable(f"no reply within {self.timeout}s") from error
+        except nats.errors.MaxPayloadError as error:
+            return Reply.rejected("invalid", f"the command is over the server's message size limit: {error}", "body")
         return decode(msg.data)
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:

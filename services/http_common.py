@@ -3,10 +3,11 @@ the NATS replies, with each rule code's HTTP status."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 from litestar import MediaType, Request, Response
+from litestar.params import QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.events.commands import Command
@@ -16,6 +17,8 @@ from athenaeum.services.replies import Reply, encode, http_status
 AGENT_HEADER = "X-Agent-Name"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_BODY = 2 * 1024 * 1024  # a 512 KiB artifact, JSON-escaped, with room to spare
+# ``?after=<position>``: wait until the views reach the caller's own write.
+After = Annotated[int | None, QueryParameter(name="after", required=False)]
 
 
 class Gateway:
@@ -30,6 +33,8 @@ class Gateway:
 
     async def send(self, request: Request, command: Command) -> Reply:
         actor = request.headers.get(AGENT_HEADER, "")
+        if not actor:
+            return Reply.rejected("invalid", f"the {AGENT_HEADER} header names who sends the command", AGENT_HEADER)
         if command.command_id is None and (key := request.headers.get(IDEMPOTENCY_HEADER)):
             command = msgspec.structs.replace(command, command_id=key)
         try:
@@ -55,7 +60,7 @@ def answer_response(answer: dict[str, Any]) -> Response[Any]:
         return error_response(answer["error"])
     result = answer["result"]
     if isinstance(result, dict) and "record" in result:
-        return Response(result["text"], media_type="text/markdown; charset=utf-8")
+        return Response(result["text"], media_type="text/markdown")
     return Response(msgspec.json.encode(result), media_type=MediaType.JSON)
 
 

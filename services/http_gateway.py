@@ -9,23 +9,19 @@ reachable. Routes are generated from the one table of commands, and the OpenAPI 
 from __future__ import annotations
 
 from importlib import metadata
-from typing import Annotated, Any
+from typing import Any
 
 import msgspec
 from litestar import Litestar, MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.params import QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.services import a2a, http_tasks
 from athenaeum.services.replies import field_named
-from athenaeum.services.http_common import MAX_BODY, Gateway, answer_response, error_response, reply_response
+from athenaeum.services.http_common import MAX_BODY, After, Gateway, answer_response, error_response, reply_response
 from athenaeum.services.routes import ROUTES, Route
-
-# ``?after=<position>``: wait until the views reach the caller's own write.
-After = Annotated[int | None, QueryParameter(name="after", required=False)]
 
 
 def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
@@ -81,9 +77,11 @@ async def openapi_json(request: Request) -> Response[bytes]:
 
 def invalid_body(request: Request, error: ValidationException) -> Response[bytes]:
     """A body that is not the command: 400 with the error object, naming the field."""
-    extra = error.extra if isinstance(error.extra, list) else []
-    detail = "; ".join(str(item.get("message", item)) for item in extra if isinstance(item, dict)) or error.detail
-    return error_response({"code": "invalid", "message": f"the body is not valid: {detail}", "field": field_named(detail)})
+    extra = [item for item in (error.extra if isinstance(error.extra, list) else []) if isinstance(item, dict)]
+    detail = "; ".join(str(item.get("message", item)) for item in extra) or error.detail
+    keyed = next((str(item["key"]) for item in extra if item.get("key") and item.get("key") != "data"), None)
+    field = field_named(detail) or keyed
+    return error_response({"code": "invalid", "message": f"the request is not valid: {detail}", "field": field})
 
 
 def http_error(request: Request, error: HTTPException) -> Response[bytes]:

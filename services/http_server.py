@@ -33,7 +33,9 @@ class HttpServer:
             raise OSError(f"cannot serve HTTP on {address}: {error.strerror or error}") from error
         bound_host, bound_port = self.socket.getsockname()[:2]
         self.url = f"http://{bound_host}:{bound_port}"
-        config = uvicorn.Config(create_app(nc, self.url), log_level="warning", lifespan="off")
+        # Open event streams are cut after a short grace when serve stops.
+        config = uvicorn.Config(create_app(nc, self.url), log_level="warning", lifespan="off",
+                                timeout_graceful_shutdown=2)
         self.server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None
 

@@ -20,7 +20,7 @@ from athenaeum.events.task_commands import (
     ResetTask,
     TransitionTask,
 )
-from athenaeum.services.http_common import Gateway, answer_response, error_response, reply_response
+from athenaeum.services.http_common import After, Gateway, answer_response, error_response, reply_response
 from athenaeum.services.replies import Reply
 
 PROJECT_HEADER = "X-Project-Id"
@@ -87,10 +87,11 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return failed or json({"id": facts(reply, "TaskIdIssued")["number"], "position": reply.position})
 
     @get("/tasks/{task_id:int}", tags=["tasks"])
-    async def show(task_id: int, request: Request) -> Response[Any]:
+    async def show(task_id: int, request: Request, after_: After = None) -> Response[Any]:
         if (project := project_of(request)) is None:
             return missing_project()
-        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project))
+        waited = {} if after_ is None else {"after": after_}
+        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project, **waited))
 
     @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"])
     async def claim(task_id: int, request: Request) -> Response[bytes]:

@@ -211,6 +211,8 @@ class NatsServer:
             f'server_name: "{self.name}"',
             f"listen: 127.0.0.1:{self.port}",
             f"http: 127.0.0.1:{self.monitor_port}",
+            # Text limits are in characters: 512,000 of them can take 2 MB of UTF-8, 4 MB escaped.
+            "max_payload: 8MB",
             # Jepsen lost acknowledged writes under the default two-minute fsync.
             f'jetstream {{ store_dir: "{store}", sync_interval: always }}',
         ]

@@ -7,8 +7,10 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
-from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.events import Event
+from eventsourcing.persistence import Notification
+
+from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
+from athenaeum.events import Event, UnknownEventTag
 from athenaeum.projectors import (
     a2a_tasks,
     fleet_activity,
@@ -69,8 +71,8 @@ class ProjectionRunner:
         try:
             with self._subscription:
                 for notification in self._subscription:
-                    event = self.app.mapper.to_domain_event(notification)
-                    changes = self._project(event, notification.id)
+                    event = self._decoded(notification)
+                    changes = [] if event is None else self._project(event, notification.id)
                     applied = self.store.apply(PROJECTION, notification.id, changes)
                     with self._advanced:
                         self.position = notification.id
@@ -82,6 +84,14 @@ class ProjectionRunner:
             self.error = error
             with self._advanced:
                 self._advanced.notify_all()
+
+    def _decoded(self, notification: Notification) -> Event | None:
+        # History that does not decode is the audit's to report; the views move past it.
+        try:
+            return self.app.mapper.to_domain_event(notification)
+        except (UnknownEventTag, MapperDeserialisationError):
+            log.exception("position %d does not decode; the views skip it", notification.id)
+            return None
 
     def _project(self, event: Event, position: int) -> list[Change]:
         # A projector is a pure fold: one that raises on an event would raise on it forever,

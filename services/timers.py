@@ -21,6 +21,8 @@ from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import NotFoundError
 
+from athenaeum.aggregates.application import MapperDeserialisationError
+from athenaeum.events import UnknownEventTag
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.deadlines import Deadline, ceil_second
 from athenaeum.services.jetstream.subjects import escape, unescape
@@ -96,7 +98,12 @@ class TimerService:
         def follow() -> None:
             with subscription:
                 for notification in subscription:
-                    event = mapper.to_domain_event(notification)
+                    try:
+                        event = mapper.to_domain_event(notification)
+                    except (UnknownEventTag, MapperDeserialisationError):
+                        log.exception("position %d does not decode: no deadline read from it", notification.id)
+                        self.store.apply(PROJECTION, notification.id, [])
+                        continue
                     for deadline in DEADLINES.values():
                         if (due := deadline.due(event)) is not None:
                             self._schedule_one(loop, deadline, event.key, due)

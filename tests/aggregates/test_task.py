@@ -165,7 +165,7 @@ class TestContradiction:
         assert (state.status, state.pending_trigger, state.contradiction) == (
             TaskStatus.ARBITRATING, Trigger.REVIEWER_CONTRADICTION, (1, 2))
 
-    @pytest.mark.parametrize("ids", [[1, 1], [1, 9], [1]])
+    @pytest.mark.parametrize("ids", [[1, 1], [1, 9], [1], [True, 2], [1.0, 2], "1,2"])
     def test_the_ids_are_two_different_findings_of_the_latest_cycle(self, ids: list[int]) -> None:
         history = moved(cycle(at_review(), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)), "engineering")
         given(evolve, history).when(t.transition, at(4), to="arbitrating",
@@ -253,6 +253,13 @@ class TestSessionsAndReset:
         _, failed = given(evolve, history).when(t.end_role_session, at(3), role="engineer", exit_code=0).then(
             "RoleSessionEnded", "TaskFailed")
         assert failed.failure_reason is FailureReason.ROLE_SESSION_NO_OP
+
+    def test_reviewers_side_by_side_each_made_progress(self) -> None:
+        history = at_review()
+        history += t.end_role_session(state_of(history), at(2), role="engineer", exit_code=0)
+        history = reviewed(reviewed(history, "security"), "style")
+        history += t.end_role_session(state_of(history), at(3), role="security", exit_code=0)
+        given(evolve, history).when(t.end_role_session, at(3), role="style", exit_code=0).then("RoleSessionEnded")
 
     def test_a_non_zero_exit_leaves_the_task_where_it_is(self) -> None:
         given(evolve, moved(ONLY_TASK, "claimed")).when(t.end_role_session, at(3), role="engineer",

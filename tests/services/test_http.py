@@ -127,6 +127,10 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()["status"] == "completed"
     reset = http.post(f"/tasks/{task}/reset", headers=as_("ops", project))
     assert reset.json()["status"] == "pending" and reset.json()["epoch"] == 1
+    shown = http.get(f"/tasks/{task}", params={"after": reset.json()["position"]}, headers=as_("ops", project))
+    assert shown.json()["epoch"] == 1
+    anonymous = http.post(f"/tasks/{task}/claim", headers={"X-Project-Id": project})
+    assert anonymous.status_code == 400 and anonymous.json()["error"]["field"] == "X-Agent-Name"
 
 
 def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: httpx.Client) -> None:
@@ -163,6 +167,11 @@ def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: ht
         "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a",
                                                   "roster": ["alice", "bob"], "artifact": ARTIFACT}}}})
     assert again.json()["result"]["id"] == "a2a-task-1"  # idempotent by task id
+    taken = http.post("/a2a", headers=as_("bob"), json={"jsonrpc": "2.0", "id": 10, "method": "tasks/send", "params": {
+        "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-bobs",
+                                                  "roster": ["bob"], "artifact": ARTIFACT}}}})
+    assert taken.json()["error"]["code"] == -32602  # a task id names one ratification
+    assert http.get("/ratifications/adr-bobs").status_code == 404
 
 
 @pytest.mark.parametrize(("body", "code"), [
