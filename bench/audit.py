@@ -14,11 +14,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import tempfile
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-import nats
 
 from athenaeum.aggregates import quorum
 from athenaeum.aggregates.application import AthenaeumApplication
@@ -27,6 +24,7 @@ from athenaeum.aggregates.rules import Context
 from athenaeum.aggregates.state import fold
 from athenaeum.services.audit import Audit
 from athenaeum.services.nats_server import NatsServer
+from bench.baselines import raw_replay_rate
 from bench.store import rate, report, stream_env
 
 ELECTORATE = [f"agent-{n}" for n in range(1, 10)]
@@ -66,17 +64,7 @@ def main() -> None:
         app = AthenaeumApplication(env=env)
         count = fill(app, size)
 
-        async def raw() -> float:
-            nc = await nats.connect(server.url)
-            subscription = await nc.jetstream().subscribe(f"{env['ATHENAEUM_STREAM']}.ev.>", ordered_consumer=True)
-            started = time.perf_counter()
-            for _ in range(count):
-                await subscription.next_msg(timeout=10)
-            elapsed = time.perf_counter() - started
-            await nc.close()
-            return count / elapsed
-
-        raw_rate = asyncio.run(raw())
+        raw_rate = asyncio.run(raw_replay_rate(server.url, f"{env['ATHENAEUM_STREAM']}.ev.>", count))
         audit = Audit(app)
         audit_rate = rate(count, audit.run)
         app.close()

@@ -17,3 +17,15 @@ async def raw_publish_rate(url: str, subject_prefix: str, count: int) -> float:
     elapsed = time.perf_counter() - started
     await nc.close()
     return count / elapsed
+
+
+async def raw_replay_rate(url: str, subjects: str, count: int) -> float:
+    """Messages per second a raw nats-py ordered consumer reads back from a stream's subjects."""
+    nc = await nats.connect(url)
+    subscription = await nc.jetstream().subscribe(subjects, ordered_consumer=True)
+    started = time.perf_counter()
+    for _ in range(count):
+        await subscription.next_msg(timeout=10)
+    elapsed = time.perf_counter() - started
+    await nc.close()
+    return count / elapsed

@@ -25,7 +25,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import msgspec
-import nats
 from athenaeum.aggregates.application import AthenaeumApplication, EventMapper
 from athenaeum.aggregates.state import AggregateState, fold
 from athenaeum.events import Event
@@ -35,7 +34,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment
 
-from bench.baselines import raw_publish_rate
+from bench.baselines import raw_publish_rate, raw_replay_rate
 
 
 class Bumped(Event, tag="BenchBumped"):
@@ -146,18 +145,7 @@ def replay_rates(server: NatsServer, count: int) -> None:
     mapper = EventMapper(transcoder=None)  # type: ignore[arg-type]
     fill(recorder, [mapper.to_stored_event(bumped(f"replay/{n % 1000}", n // 1000 + 1)) for n in range(count)])
 
-    async def raw() -> float:
-        nc = await nats.connect(server.url)
-        js = nc.jetstream()
-        started = time.perf_counter()
-        subscription = await js.subscribe(f"{env['ATHENAEUM_STREAM']}.ev.>", ordered_consumer=True)
-        for _ in range(count):
-            await subscription.next_msg(timeout=10)
-        elapsed = time.perf_counter() - started
-        await nc.close()
-        return count / elapsed
-
-    raw_rate = asyncio.run(raw())
+    raw_rate = asyncio.run(raw_replay_rate(server.url, f"{env['ATHENAEUM_STREAM']}.ev.>", count))
 
     def through_subscribe() -> None:
         with recorder.subscribe(gt=0) as subscription:
