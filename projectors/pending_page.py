@@ -24,7 +24,17 @@ def _apply(event: Event, pending: Pending) -> None:
     pass
 
 
-project = pending_projector("page", _apply)  # the cases below register on ``_apply``
+def _with_returns(event: Event, pending: Pending) -> None:
+    """Any event can be an agent's return after going dormant: its standing on every page is
+    stale now, so every page asks for its review again."""
+    agent = pending.lookup(fleet_activity.VIEW, event.actor) or {}
+    if agent.get("returned_at") and agent["returned_at"] == agent.get("last_active") and not agent.get("human"):
+        for page in (pending.lookup(page_status.VIEW, page_status.INDEX) or {}).get("pages", []):
+            pending.add(event.actor, page, "review")
+    _apply(event, pending)
+
+
+project = pending_projector("page", _with_returns)  # the cases below register on ``_apply``
 
 
 @_apply.register

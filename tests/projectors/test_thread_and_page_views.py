@@ -102,3 +102,13 @@ def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:
     members = tuple(Member(name, T0, T0) for name in ("alice", "bob"))
     block = yaml.safe_load(consensus_block(given(page_evolve, page).state, Activity(members, 3), T0))
     assert block["rev"] == "v1" and block["consensus"]["bob"].startswith('disputed | section: the "2/3" rule\nand more')
+
+
+def test_an_agent_back_after_sixty_idle_days_reviews_every_page_again() -> None:
+    roster = registered("alice", "bob")
+    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
+    page += p.read(given(page_evolve, page).state, at(2, "bob"), session_id="s")
+    page += p.endorse(given(page_evolve, page).state, at(2, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    assert items(views(roster + page), "bob") == []
+    back = p.read(given(page_evolve, page).state, at(24 * 70, "bob"), session_id="later")
+    assert items(views(roster + page + back), "bob") == [("wiki/a.md", "review")]
