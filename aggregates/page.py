@@ -13,6 +13,7 @@ from athenaeum.aggregates.page_consensus import AGREEING, Member, consensus
 from athenaeum.aggregates.page_state import Page, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
+    ActorMismatch,
     AlreadyExists,
     Context,
     Invalid,
@@ -196,6 +197,23 @@ def resolve(state: Page, context: Context, *, agent: str, decision: str, thread:
     return [Stamp(state.id, state.version, context)(
         DisputeResolved, agent=agent, decided_by=context.actor, decision=decision, thread=thread
     )]
+
+
+AUTHOR_LIFECYCLES = (Lifecycle.PROPOSAL, Lifecycle.WORKING, Lifecycle.ACCEPTED)
+
+
+def change_lifecycle(state: Page, context: Context, *, to: Lifecycle, reason: str) -> list[Event]:
+    """Authors own the lifecycle up to accepted; canon comes only from a human's approval."""
+    if context.actor != state.author:
+        raise ActorMismatch(f"only the author {state.author!r} moves {state.key!r} through its lifecycle", "actor")
+    if to not in AUTHOR_LIFECYCLES:
+        raise Invalid(f"{to.value} comes from a human's approval, not from the author", "to")
+    if state.lifecycle in (Lifecycle.CANONICAL, Lifecycle.SOFT_CANONICAL):
+        raise Invalid(f"{state.key!r} is {state.lifecycle.value}: a significant revision or a dispute moves it", "to")
+    if to is state.lifecycle:
+        raise Invalid(f"{state.key!r} is already {to.value}", "to")
+    require_text(reason, "reason")
+    return [Stamp(state.id, state.version, context)(LifecycleChanged, from_=state.lifecycle, to=to, reason=reason)]
 
 
 def approve(

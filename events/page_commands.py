@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from athenaeum.events.commands import Command
-from athenaeum.events.page import CanonLevel, Endorsing, Scope
+from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope
 
 
 class RegisterAgent(Command, frozen=True):
@@ -52,3 +52,11 @@ class ResolveDispute(Command, frozen=True):
 class ApprovePage(Command, frozen=True):
     page: str
     level: CanonLevel
+
+
+class ChangeLifecycle(Command, frozen=True):
+    """The author moves the page between proposal, working and accepted; canon is approved."""
+
+    page: str
+    to: Lifecycle
+    reason: str

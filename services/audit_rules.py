@@ -24,6 +24,7 @@ from athenaeum.events.page import (
     DocumentRead,
     EndorsementDisputed,
     EndorsementRecorded,
+    LifecycleChanged,
     PageInitialized,
     PageRevised,
 )
@@ -283,6 +284,13 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, CanonApproved)
     return p.approve(_own(g, x), c, level=e.level, members=x.members(), as_of_position=e.as_of_position)
+
+
+@recheck(LifecycleChanged)
+def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
+    e = g[0]
+    assert isinstance(e, LifecycleChanged)
+    return p.change_lifecycle(_own(g, x), c, to=e.to, reason=e.reason)
 
 
 @recheck(AgentRegistered)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
-from athenaeum.events.page import CanonLevel, Endorsing, Scope
+from athenaeum.aggregates.page import AUTHOR_LIFECYCLES
+from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope
 from athenaeum.events.page_commands import (
     ApprovePage,
+    ChangeLifecycle,
     DisputePage,
     EditPage,
     EndorsePage,
@@ -70,6 +72,11 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     approve.add_argument("path")
     approve.add_argument("--level", required=True, choices=[level.value for level in CanonLevel])
 
+    lifecycle = verbs.add_parser("lifecycle", parents=[common], help="(author) proposal, working or accepted")
+    lifecycle.add_argument("path")
+    lifecycle.add_argument("--to", required=True, choices=[level.value for level in AUTHOR_LIFECYCLES])
+    lifecycle.add_argument("--reason", required=True)
+
     show = verbs.add_parser("show", parents=[common], help="a page and where every agent stands")
     show.add_argument("path")
     show.add_argument("--after", type=int, help="wait until the views reach this position")
@@ -95,6 +102,8 @@ def command_from(args: argparse.Namespace) -> Command:
             return ResolveDispute(page=args.path, agent=args.agent, decision=args.decision, thread=args.thread)
         case "approve":
             return ApprovePage(page=args.path, level=CanonLevel(args.level))
+        case "lifecycle":
+            return ChangeLifecycle(page=args.path, to=Lifecycle(args.to), reason=args.reason)
     raise UsageError(f"unknown verb {args.verb}")
 
 

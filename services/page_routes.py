@@ -11,6 +11,7 @@ from athenaeum.events import family_id
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.page_commands import (
     ApprovePage,
+    ChangeLifecycle,
     DisputePage,
     EditPage,
     EndorsePage,
@@ -70,6 +71,12 @@ def dispute(handler: CommandHandler, command: DisputePage, actor: str) -> Reply:
 def resolve(handler: CommandHandler, command: ResolveDispute, actor: str) -> Reply:
     return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.resolve(
         state, context, agent=command.agent, decision=command.decision, thread=command.thread
+    ))
+
+
+def change_lifecycle(handler: CommandHandler, command: ChangeLifecycle, actor: str) -> Reply:
+    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.change_lifecycle(
+        state, context, to=command.to, reason=command.reason
     ))
 
 

@@ -28,6 +28,7 @@ from athenaeum.events.quorum_commands import (
 )
 from athenaeum.events.page_commands import (
     ApprovePage,
+    ChangeLifecycle,
     DisputePage,
     EditPage,
     EndorsePage,
@@ -105,6 +106,7 @@ ROUTES = (
     Route("page", "dispute", DisputePage, page.dispute),
     Route("page", "resolve", ResolveDispute, page.resolve),
     Route("page", "approve", ApprovePage, page.approve),
+    Route("page", "lifecycle", ChangeLifecycle, page.change_lifecycle),
     Route("task", "create", CreateTask, task.create),
     Route("task", "claim", ClaimTask, task.claim),
     Route("task", "transition", TransitionTask, task.transition),

@@ -122,6 +122,17 @@ class TestRevision:
         assert {s.agent: s.status for s in consensus(outcome.and_state(), FLEET, T0).standings}["bob"] == "accepted"
 
 
+class TestLifecycle:
+    def test_the_author_moves_the_lifecycle_up_to_accepted(self) -> None:
+        [moved] = given(evolve, initialized()).when(p.change_lifecycle, at(1, "alice"), to=Lifecycle.ACCEPTED,
+                                                    reason="done").then("LifecycleChanged")
+        assert (moved.from_, moved.to) == (Lifecycle.WORKING, Lifecycle.ACCEPTED)
+        given(evolve, initialized()).when(p.change_lifecycle, at(1, "bob"), to=Lifecycle.ACCEPTED,
+                                          reason="x").then_rejects("actor_mismatch")
+        given(evolve, initialized()).when(p.change_lifecycle, at(1, "alice"), to=Lifecycle.CANONICAL,
+                                          reason="x").then_rejects("invalid", "to")
+
+
 class TestCanon:
     def test_canonical_needs_every_active_agent_and_a_human(self) -> None:
         history = endorsed(initialized(), "bob")

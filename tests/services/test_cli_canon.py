@@ -117,6 +117,11 @@ def test_a_dispute_waits_for_a_human_registered_as_one(served: Served, tmp_path:
     text = tmp_path / "p.md"
     text.write_text("# P\n\nOne claim.\n")
     ok(served, "page", "init", "wiki/p.md", "--file", str(text), actor="alice")
+    assert refused(served, "page", "lifecycle", "wiki/p.md", "--to", "accepted", "--reason", "r", actor="bob") == (
+        "actor_mismatch")
+    moved = ok(served, "page", "lifecycle", "wiki/p.md", "--to", "accepted", "--reason", "ready", actor="alice")
+    assert ok(served, "page", "show", "wiki/p.md", "--after", str(moved["position"]), actor="bob")["lifecycle"] == (
+        "accepted")
     assert refused(served, "page", "dispute", "wiki/p.md", "--section", " ", actor="bob") == "invalid"
     disputed = ok(served, "page", "dispute", "wiki/p.md", "--section", "One claim", "--thread", "p-claims", actor="bob")
     assert check(served, "hana", disputed["position"]) == [("page", "wiki/p.md", "resolve")]
