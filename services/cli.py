@@ -185,7 +185,7 @@ def _readable(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(_readable(item) for item in value) or "-"
     if isinstance(value, dict):
-        return " ".join(f"{key}={_readable(item)}" for key, item in value.items())
+        return " ".join(f"{key}={_readable(item)}" for key, item in value.items()) or "-"
     return "-" if value is None else str(value)
 
 
