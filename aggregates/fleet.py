@@ -5,20 +5,27 @@ Registration is by a human, or by anyone while the roster is empty, so a fleet c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
 import msgspec
 
-from athenaeum.aggregates.rules import AlreadyExists, Context, NotHuman, Stamp, require_slug
+from athenaeum.aggregates.page_consensus import Member
+from athenaeum.aggregates.rules import AlreadyExists, Context, NotFound, NotHuman, Stamp, require_slug
 from athenaeum.aggregates.state import AggregateState
 from athenaeum.events import Event
-from athenaeum.events.fleet import FLEET_ID, AgentRegistered
+from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID, AgentRegistered, AgentWentDormant
 
 
 class Fleet(AggregateState, tag="Fleet"):
     agents: tuple[str, ...] = ()
     humans: tuple[str, ...] = ()
+    dormant: dict[str, datetime] = {}  # agent -> the last activity it went dormant after
 
 
 def evolve(state: Fleet | None, event: Event) -> Fleet | None:
+    if isinstance(event, AgentWentDormant) and state is not None:
+        return msgspec.structs.replace(state, dormant=state.dormant | {event.name: event.idle_since})
     if not isinstance(event, AgentRegistered):
         return state
     state = state or Fleet(id=event.originator_id, version=event.originator_version)
@@ -40,3 +47,13 @@ def register(
         raise NotHuman(f"{context.actor!r} is not a human principal; a human registers agents", "actor")
     version = state.version if state else 0
     return [Stamp(FLEET_ID, version, context)(AgentRegistered, name=name, human=human, by=context.actor)]
+
+
+def mark_dormant(state: Fleet | None, context: Context, *, name: str, members: Sequence[Member]) -> list[Event]:
+    """The timer's command: idempotent, and nothing unless the agent has been idle long enough."""
+    member = next((m for m in members if m.name == name), None)
+    if state is None or member is None:
+        raise NotFound(f"no registered agent {name!r}", "name")
+    if context.now - member.last_active < DORMANT_AFTER or state.dormant.get(name) == member.last_active:
+        return []
+    return [Stamp(FLEET_ID, state.version, context)(AgentWentDormant, name=name, idle_since=member.last_active)]

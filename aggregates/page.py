@@ -39,6 +39,8 @@ from athenaeum.events.page import (
     LifecycleChanged,
     PageInitialized,
     PageRevised,
+    SOFT_CANONICAL_AGING,
+    PendingAged,
     Scope,
 )
 
@@ -214,6 +216,18 @@ def change_lifecycle(state: Page, context: Context, *, to: Lifecycle, reason: st
         raise Invalid(f"{state.key!r} is already {to.value}", "to")
     require_text(reason, "reason")
     return [Stamp(state.id, state.version, context)(LifecycleChanged, from_=state.lifecycle, to=to, reason=reason)]
+
+
+def age(state: Page, context: Context, *, members: Sequence[Member]) -> list[Event]:
+    """The timer's command when a revision's 14 days are up: records it, with the readiness it
+    leaves; idempotent, and nothing before its time."""
+    if state.aged_rev >= state.rev or context.now < state.revised_at + SOFT_CANONICAL_AGING:
+        return []
+    report = consensus(state, members, context.now)
+    return [Stamp(state.id, state.version, context)(
+        PendingAged, rev=state.rev, canonical_ready=report.canonical_ready,
+        soft_canonical_ready=report.soft_canonical_ready,
+    )]
 
 
 def approve(

@@ -7,14 +7,14 @@ rule and the ``page show`` query both compute it here, from the page and the fle
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import msgspec
 
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events.fleet import ACTIVE_WINDOW, DORMANT_AFTER
+from athenaeum.events.page import SOFT_CANONICAL_AGING
 
-SOFT_CANONICAL_AGING = timedelta(days=14)  # how long the missing third must have been waiting
 AGREEING = ("accepted", "contributed")
 
 

@@ -19,6 +19,7 @@ from athenaeum.events.page import (
     LifecycleChanged,
     PageInitialized,
     PageRevised,
+    PendingAged,
     Scope,
 )
 
@@ -45,6 +46,7 @@ class Page(AggregateState, tag="Page"):
     lifecycle: Lifecycle = Lifecycle.WORKING
     endorsements: dict[str, Endorsement] = {}
     reads: dict[str, int] = {}  # "<agent>/<session>" -> rev read, of the current content only
+    aged_rev: int = 0  # the last rev whose 14 days have run
 
     def read_in(self, agent: str, session_id: str) -> int | None:
         return self.reads.get(f"{agent}/{session_id}")
@@ -94,6 +96,8 @@ def evolve(state: Page | None, event: Event) -> Page | None:
             return replace(state, lifecycle=event.to)
         case CanonApproved():
             return state  # the LifecycleChanged beside it moves the page
+        case PendingAged():
+            return replace(state, aged_rev=event.rev)
     return state
 
 

@@ -5,7 +5,7 @@ One aggregate, ``fleet``, holds every registration.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from athenaeum.events.base import Event, family_id
 
@@ -18,3 +18,11 @@ class AgentRegistered(Event, tag="AgentRegistered"):
     name: str
     human: bool
     by: str
+
+
+class AgentWentDormant(Event, tag="AgentWentDormant"):
+    """Appended by the timer when an agent has been idle for ``DORMANT_AFTER``: its pending
+    statuses stop blocking, and it is asked for nothing until it acts again."""
+
+    name: str
+    idle_since: datetime

@@ -6,10 +6,14 @@ The aggregate id (``originator_id``) is the page path (``wiki/canon/rules.md``).
 from __future__ import annotations
 
 import enum
+from datetime import timedelta
 
 import msgspec
 
 from athenaeum.events.base import Event
+
+
+SOFT_CANONICAL_AGING = timedelta(days=14)  # how long the missing third must have been waiting
 
 
 class Scope(enum.Enum):
@@ -100,6 +104,15 @@ class CanonApproved(Event, tag="CanonApproved"):
     as_of_position: int | None  # where the active set was read, so an audit can recompute it
 
 
+class PendingAged(Event, tag="PendingAged"):
+    """Appended by the timer when a revision has waited 14 days: whoever is still pending or
+    stale no longer holds up soft-canonical. Readiness as the fleet stood at that moment."""
+
+    rev: int
+    canonical_ready: bool
+    soft_canonical_ready: bool
+
+
 class LifecycleChanged(Event, tag="LifecycleChanged"):
     from_: Lifecycle = msgspec.field(name="from")
     to: Lifecycle
@@ -115,5 +128,6 @@ PageEvent = (
     | EndorsementStaled
     | DisputeResolved
     | CanonApproved
+    | PendingAged
     | LifecycleChanged
 )

@@ -54,6 +54,18 @@ class ApprovePage(Command, frozen=True):
     level: CanonLevel
 
 
+class AgePage(Command, frozen=True):
+    """Sent by the timer when a revision's 14 days are up."""
+
+    page: str
+
+
+class AgeAgent(Command, frozen=True):
+    """Sent by the timer when an agent may have gone dormant."""
+
+    name: str
+
+
 class ChangeLifecycle(Command, frozen=True):
     """The author moves the page between proposal, working and accepted; canon is approved."""
 

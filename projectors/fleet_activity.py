@@ -12,7 +12,7 @@ from datetime import datetime
 import msgspec
 
 from athenaeum.events import Event
-from athenaeum.events.fleet import DORMANT_AFTER, AgentRegistered
+from athenaeum.events.fleet import DORMANT_AFTER, AgentRegistered, AgentWentDormant
 from athenaeum.projectors.views import Change, Lookup
 
 VIEW = "agents"
@@ -27,9 +27,12 @@ def project(event: Event, lookup: Lookup) -> list[Change]:
         group = "humans" if event.human else "agents"
         now = _to_builtins(event.timestamp)
         agent = {"name": event.name, "human": event.human, "registered_at": now, "registered_by": event.by,
-                 "last_active": now, "returned_at": None}
+                 "last_active": now, "returned_at": None, "dormant_since": None}
         changes += [Change(ROSTER_VIEW, ROSTER_KEY, roster | {group: sorted({*roster[group], event.name})}),
                     Change(VIEW, event.name, agent)]
+    if isinstance(event, AgentWentDormant) and (agent := lookup(VIEW, event.name)) is not None:
+        # Dormant after this last activity; acting again makes last_active differ.
+        changes.append(Change(VIEW, event.name, agent | {"dormant_since": _to_builtins(event.idle_since)}))
     registered_self = isinstance(event, AgentRegistered) and event.name == event.actor
     actor = None if registered_self else lookup(VIEW, event.actor)
     if actor is not None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from functools import singledispatch
 
+import msgspec
+
 from athenaeum.events import Event
 from athenaeum.events.page import (
     DisputeResolved,
@@ -16,11 +18,14 @@ from athenaeum.events.page import (
     EndorsementRecorded,
     LifecycleChanged,
     PageInitialized,
+    SOFT_CANONICAL_AGING,
     PageRevised,
+    PendingAged,
 )
 from athenaeum.projectors.views import Change, Document, Lookup, per_aggregate
 
 VIEW = "pages"
+_to_builtins = msgspec.to_builtins
 INDEX = "@index"  # no page path starts with "@"
 
 
@@ -40,15 +45,25 @@ def _apply(event: Event, current: Document) -> Document | None:
 _per_page = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 
 
+def _aging_due(event: Event) -> str:
+    return _to_builtins(event.timestamp + SOFT_CANONICAL_AGING)
+
+
 @_apply.register
 def _(event: PageInitialized, current: Document) -> Document:
     return {"page": event.key, "author": event.author, "rev": event.rev, "lifecycle": "working",
-            "content_sha256": event.content_sha256, "disputes": []}
+            "content_sha256": event.content_sha256, "disputes": [], "aging_due": _aging_due(event), "aged_rev": 0}
 
 
 @_apply.register
 def _(event: PageRevised, current: Document) -> Document:
-    return current | {"rev": event.rev, "content_sha256": event.content_sha256}
+    aging = {"aging_due": _aging_due(event)} if event.significant else {}
+    return current | {"rev": event.rev, "content_sha256": event.content_sha256} | aging
+
+
+@_apply.register
+def _(event: PendingAged, current: Document) -> Document:
+    return current | {"aged_rev": event.rev}
 
 
 @_apply.register

@@ -6,14 +6,16 @@ from __future__ import annotations
 from functools import singledispatch
 
 from athenaeum.events import Event
-from athenaeum.events.fleet import AgentRegistered
+from athenaeum.events.fleet import AgentRegistered, AgentWentDormant
 from athenaeum.events.page import (
+    CanonApproved,
     DisputeResolved,
     EndorsementDisputed,
     EndorsementRecorded,
     EndorsementStaled,
     PageInitialized,
     PageRevised,
+    PendingAged,
 )
 from athenaeum.projectors import fleet_activity, page_status
 from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
@@ -68,12 +70,33 @@ def _(event: EndorsementStaled, pending: Pending) -> None:
 def _(event: PageRevised, pending: Pending) -> None:
     if event.significant:
         pending.remove(event.editor, event.key, "review")
+        pending.remove(HUMANS, event.key, "approve")  # a new rev: its own 14 days
 
 
 @_apply.register
 def _(event: EndorsementDisputed, pending: Pending) -> None:
     pending.remove(event.agent, event.key, "review")
+    pending.remove(HUMANS, event.key, "approve")
     pending.add(HUMANS, event.key, "resolve")
+
+
+@_apply.register
+def _(event: PendingAged, pending: Pending) -> None:
+    # The 14 days are up: if that leaves the page ready, a human has an approval to give.
+    if event.canonical_ready or event.soft_canonical_ready:
+        pending.add(HUMANS, event.key, "approve")
+
+
+@_apply.register
+def _(event: CanonApproved, pending: Pending) -> None:
+    pending.remove(HUMANS, event.key, "approve")
+
+
+@_apply.register
+def _(event: AgentWentDormant, pending: Pending) -> None:
+    # A dormant agent's pending statuses stop blocking: nothing is asked of it until it acts.
+    for page in (pending.lookup(page_status.VIEW, page_status.INDEX) or {}).get("pages", []):
+        pending.remove(event.name, page, "review")
 
 
 @_apply.register

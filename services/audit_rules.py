@@ -17,7 +17,7 @@ from athenaeum.aggregates import thread as t
 from athenaeum.aggregates.page_consensus import Member
 from athenaeum.aggregates.rules import Context
 from athenaeum.events import Event
-from athenaeum.events.fleet import FLEET_ID, AgentRegistered
+from athenaeum.events.fleet import FLEET_ID, AgentRegistered, AgentWentDormant
 from athenaeum.events.page import (
     CanonApproved,
     DisputeResolved,
@@ -27,6 +27,7 @@ from athenaeum.events.page import (
     LifecycleChanged,
     PageInitialized,
     PageRevised,
+    PendingAged,
 )
 from athenaeum.events.quorum import (
     COORDINATOR_VETO,
@@ -291,6 +292,18 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, LifecycleChanged)
     return p.change_lifecycle(_own(g, x), c, to=e.to, reason=e.reason)
+
+
+@recheck(PendingAged)
+def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
+    return p.age(_own(g, x), c, members=x.members())
+
+
+@recheck(AgentWentDormant)
+def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
+    e = g[0]
+    assert isinstance(e, AgentWentDormant)
+    return fleet.mark_dormant(x.state(FLEET_ID), c, name=e.name, members=x.members())
 
 
 @recheck(AgentRegistered)

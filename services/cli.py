@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from importlib import metadata
+from datetime import timedelta
 from pathlib import Path
 
 import msgspec
@@ -19,7 +20,7 @@ from eventsourcing.persistence import OperationalError
 
 from athenaeum.events import event_registry
 from athenaeum.services import cli_audit, cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
-from athenaeum.services.cli_args import UsageError
+from athenaeum.services.cli_args import UsageError, duration
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
 from athenaeum.services.replies import Reply, encode
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
             if args.no_http:
                 services -= {"http"}
+            offset = os.environ.get("ATHENAEUM_CLOCK_OFFSET")
             options = ServeOptions(
                 data_dir=data_dir,
                 nats_url=args.nats,
@@ -95,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 read_models=args.read_models,
                 services=services,
                 http=args.http,
+                clock_offset=duration(offset, "ATHENAEUM_CLOCK_OFFSET") if offset else timedelta(0),
             )
             asyncio.run(serve(options))
         except KeyboardInterrupt:

@@ -29,6 +29,15 @@ def agents(text: str) -> list[str]:
     return [agent.strip() for agent in text.split(",") if agent.strip()]
 
 
+def duration(text: str, option: str) -> timedelta:
+    """``72h``, ``14d``, ``30m``, ``5s``, optionally negative (``-61d``)."""
+    sign, body = (-1, text[1:]) if text.startswith("-") else (1, text)
+    match = _DURATION.match(body)
+    if match is None:
+        raise UsageError(f"{option}: {text!r} is not a duration like 72h, 14d, 30m or -61d")
+    return sign * timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+
+
 def moment(after: str | None, at: str | None, after_option: str, at_option: str) -> datetime | None:
     """A time given as a duration from now (``72h``, ``14d``, ``30m``) or as ISO 8601 (UTC
     when it names no zone); None when neither is given."""

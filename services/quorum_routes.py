@@ -23,7 +23,7 @@ from athenaeum.events.quorum_commands import (
 )
 from athenaeum.projectors import quorum_status
 from athenaeum.services.command_handler import CommandHandler, Decide, existing
-from athenaeum.services.deadlines import Deadline, ceil_second
+from athenaeum.services.deadlines import ceil_second, closing
 from athenaeum.services.replies import Reply
 
 project = fold(evolve)
@@ -104,7 +104,7 @@ def _deadline(event: Event) -> datetime | None:
     return event.deadline if isinstance(event, ProposalOpened) else None
 
 
-DEADLINE = Deadline("quorum", quorum_status.VIEW, "deadline", _deadline, expire_by_timer, project)
+DEADLINE = closing("quorum", quorum_status.VIEW, "deadline", _deadline, expire_by_timer, project)
 
 
 def _on_existing(handler: CommandHandler, proposal_id: str, actor: str, command_id: str | None, decide: Decide) -> Reply:

@@ -19,7 +19,7 @@ from athenaeum.events.ratification_commands import (
 )
 from athenaeum.projectors import ratification_status
 from athenaeum.services.command_handler import CommandHandler, Decide, existing
-from athenaeum.services.deadlines import Deadline
+from athenaeum.services.deadlines import closing
 from athenaeum.services.replies import Reply
 
 project = fold(evolve)
@@ -81,7 +81,7 @@ def _expires_at(event: Event) -> datetime | None:
     return event.expires_at if isinstance(event, ArtifactFrozen) else None
 
 
-DEADLINE = Deadline(
+DEADLINE = closing(
     "ratification", ratification_status.VIEW, "expires_at", _expires_at, expire_by_timer, project, prefixed=False
 )
 

@@ -27,6 +27,8 @@ from athenaeum.events.quorum_commands import (
     ProposeQuorum,
 )
 from athenaeum.events.page_commands import (
+    AgeAgent,
+    AgePage,
     ApprovePage,
     ChangeLifecycle,
     DisputePage,
@@ -55,6 +57,7 @@ from athenaeum.events.thread_commands import (
     RefuseClosure,
     ReopenThread,
 )
+from athenaeum.services import aging_routes as aging
 from athenaeum.services import page_routes as page
 from athenaeum.services import quorum_routes as quorum
 from athenaeum.services import ratification_routes as ratification
@@ -107,6 +110,8 @@ ROUTES = (
     Route("page", "resolve", ResolveDispute, page.resolve),
     Route("page", "approve", ApprovePage, page.approve),
     Route("page", "lifecycle", ChangeLifecycle, page.change_lifecycle),
+    Route("page", "age", AgePage, aging.age_page),
+    Route("agent", "age", AgeAgent, aging.age_agent),
     Route("task", "create", CreateTask, task.create),
     Route("task", "claim", ClaimTask, task.claim),
     Route("task", "transition", TransitionTask, task.transition),
@@ -116,4 +121,7 @@ ROUTES = (
     Route("task", "reset", ResetTask, task.reset),
 )
 
-DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (ratification.DEADLINE, quorum.DEADLINE)}
+DEADLINES: dict[str, Deadline] = {
+    deadline.family: deadline
+    for deadline in (ratification.DEADLINE, quorum.DEADLINE, aging.PAGE_AGING, aging.DORMANCY)
+}

@@ -11,6 +11,7 @@ import signal
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import nats
@@ -18,7 +19,7 @@ import nats
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.activity import activity_from
 from athenaeum.services.checkpoints import DEFAULT_EVERY, CheckpointWriter
-from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.http_server import HttpServer
 from athenaeum.services.nats_server import NatsServer
@@ -50,6 +51,8 @@ class ServeOptions:
     services: frozenset[str] = SERVICES
     http: str = DEFAULT_HTTP  # HOST:PORT of the HTTP gateway, when "http" is among the services
     checkpoint_every: int = int(os.environ.get("ATHENAEUM_CHECKPOINT_EVERY", DEFAULT_EVERY))
+    # The services' clock, shifted from the real one: for trying time windows of days.
+    clock_offset: timedelta = timedelta(0)
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
@@ -82,7 +85,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         # Every service reads the views: the commands for the fleet's activity, too.
         store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
         stack.callback(store.close)
-        handler = CommandHandler(app, humans=options.humans, activity=activity_from(store))
+        offset = options.clock_offset
+        handler = CommandHandler(app, humans=options.humans, activity=activity_from(store),
+                                 clock=lambda: utc_now() + offset)
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
         stack.push_async_callback(service.stop)
         if "commands" in options.services:

@@ -1,11 +1,12 @@
 """The timer service: deadlines as JetStream message schedules, turned into expiry commands.
 
 Schedules live in their own stream (``<stream>_TIMERS``): a schedule on
-``<T>.schedule.<family>.<id>`` fires once, at its time, into ``<T>.fire.<family>.<id>``, even
-if the server was down when it came due. The service schedules a deadline when it sees the
-event that sets it (a ratification's freeze, a proposal's opening), consumes fired timers with
-a durable consumer, and sends the family's idempotent expiry command. At start it also sweeps
-for anything already overdue, so a lost timer can never leave a vote open.
+``<T>.schedule.<family>.<key>`` fires once, at its time, into ``<T>.fire.<family>.<key>``, even
+if the server was down when it came due; publishing it again replaces it. The service schedules
+a deadline when it sees the event that sets it (a ratification's freeze, a proposal's opening,
+a page's revision, an agent's activity), consumes fired timers with a durable consumer, and
+sends the deadline's idempotent command. At start it also sweeps for anything already due, so
+a lost timer can never leave a vote open.
 """
 
 from __future__ import annotations
@@ -14,16 +15,15 @@ import asyncio
 import logging
 import threading
 from concurrent.futures import Executor
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
-import msgspec
 from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import NotFoundError
 
 from athenaeum.aggregates.application import MapperDeserialisationError
 from athenaeum.events import UnknownEventTag
-from athenaeum.services.command_handler import CommandHandler
+from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.deadlines import Deadline, ceil_second
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.read_models import ReadModelStore
@@ -45,6 +45,7 @@ class TimerService:
         self.workers = workers
         self.stream = f"{stream}_TIMERS"
         self._stop = threading.Event()
+        self._scheduled: dict[tuple[str, str], datetime] = {}  # (family, key) -> due, this process's
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> TimerService:
@@ -65,24 +66,26 @@ class TimerService:
         await asyncio.wait(self._tasks, timeout=5)
 
     def sweep(self) -> None:
-        """Expire everything still open whose deadline has passed."""
+        """Meet every deadline already due."""
         now = self.handler.clock()
         for deadline in DEADLINES.values():
-            for key, document in self.store.documents(deadline.view).items():
-                if document["status"] == "open" and msgspec.convert(document[deadline.due_field], datetime) <= now:
-                    self.expire(deadline, key)
+            for key in deadline.overdue(self.store, now):
+                self.expire(deadline, key)
 
-    def expire(self, deadline: Deadline, aggregate_id: str) -> bool:
-        """Expire one aggregate; whether it is now closed (False: fired early, try again)."""
-        reply = deadline.expire(self.handler, aggregate_id, TIMER_ACTOR)
+    def expire(self, deadline: Deadline, key: str) -> datetime | None:
+        """Send the deadline's command; None once it is met, else when it is still due."""
+        reply = deadline.expire(self.handler, key, TIMER_ACTOR)
         if not reply.ok:
-            log.warning("expiring %s %s: %s", deadline.family, aggregate_id, reply.error)
-            return reply.error is not None and reply.error.code == "not_found"
-        return not deadline.is_open(self.handler, aggregate_id)
+            log.warning("expiring %s %s: %s", deadline.family, key, reply.error)
+            if reply.error is not None and reply.error.code == "not_found":
+                return None
+        return deadline.next_due(self.handler, self.store, key)
 
     async def schedule(self, family: str, aggregate_id: str, at: datetime) -> None:
         token = escape(aggregate_id)
-        when = ceil_second(at.astimezone(timezone.utc)).strftime("%Y-%m-%dT%H:%M:%SZ")  # idempotent on a rounded time
+        # Schedules fire by the server's clock; an injected clock (tests, demos) is offset from it.
+        real = at.astimezone(timezone.utc) - (self.handler.clock() - utc_now())
+        when = ceil_second(real).strftime("%Y-%m-%dT%H:%M:%SZ")  # idempotent on a rounded time
         await self.js.publish(
             f"{self.stream}.schedule.{family}.{token}",
             b"",
@@ -105,8 +108,8 @@ class TimerService:
                         self.store.apply(PROJECTION, notification.id, [])
                         continue
                     for deadline in DEADLINES.values():
-                        if (due := deadline.due(event)) is not None:
-                            self._schedule_one(loop, deadline, event.key, due)
+                        if (due := deadline.due(event, self.store.get)) is not None:
+                            self._schedule_one(loop, deadline, *due)
                     self.store.apply(PROJECTION, notification.id, [])
                     if self._stop.is_set():
                         return
@@ -117,6 +120,10 @@ class TimerService:
             subscription.stop()
 
     def _schedule_one(self, loop: asyncio.AbstractEventLoop, deadline: Deadline, key: str, due: datetime) -> None:
+        previous = self._scheduled.get((deadline.family, key))
+        if previous is not None and previous <= due < previous + deadline.slack:
+            return  # close enough to the schedule already set
+        self._scheduled[(deadline.family, key)] = due
         try:
             when = ceil_second(due.astimezone(timezone.utc))
         except (OverflowError, ValueError):
@@ -144,11 +151,16 @@ class TimerService:
                 if deadline is None:  # a family this version does not know; its own sweep repairs it
                     await message.term()
                     continue
-                aggregate_id = unescape(token)
+                key = unescape(token)
                 try:
-                    closed = await loop.run_in_executor(self.workers, self.expire, deadline, aggregate_id)
+                    still_due = await loop.run_in_executor(self.workers, self.expire, deadline, key)
                 except Exception:  # noqa: BLE001  the ledger is unreachable: the timer comes back
-                    log.exception("expiring %s %s", family, aggregate_id)
-                    closed = False
-                # Not closed yet: this clock is behind the deadline, or the ledger was away.
-                await (message.ack() if closed else message.nak(delay=1))
+                    log.exception("expiring %s %s", family, key)
+                    await message.nak(delay=1)
+                    continue
+                if still_due is not None and still_due > self.handler.clock() + timedelta(seconds=1):
+                    # Due later than this timer said (an agent acted since): schedule it again.
+                    await self.schedule(deadline.family, key, still_due)
+                    still_due = None
+                # Still due now: this clock is a little behind the server's; try again shortly.
+                await (message.ack() if still_due is None else message.nak(delay=1))

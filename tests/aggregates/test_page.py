@@ -122,6 +122,26 @@ class TestRevision:
         assert {s.agent: s.status for s in consensus(outcome.and_state(), FLEET, T0).standings}["bob"] == "accepted"
 
 
+class TestTime:
+    def test_a_revision_ages_once_after_fourteen_days_with_its_readiness(self) -> None:
+        history = endorsed(initialized(), "bob")
+        given(evolve, history).when(p.age, at(13.9 * 24, "timer"), members=FLEET).then()
+        outcome = given(evolve, history).when(p.age, at(14 * 24, "timer"), members=FLEET)
+        [aged] = outcome.then("PendingAged")
+        assert (aged.rev, aged.canonical_ready, aged.soft_canonical_ready) == (1, False, True)
+        given(evolve, [*history, aged]).when(p.age, at(20 * 24, "timer"), members=FLEET).then()
+
+    def test_an_agent_idle_sixty_days_goes_dormant_once(self) -> None:
+        roster = given(f.evolve).when(f.register, at(0, "ada"), name="bob").then("AgentRegistered")
+        idle = [Member("bob", T0, T0)]
+        given(f.evolve, roster).when(f.mark_dormant, at(59 * 24, "timer"), name="bob", members=idle).then()
+        [dormant] = given(f.evolve, roster).when(f.mark_dormant, at(60 * 24, "timer"), name="bob",
+                                                 members=idle).then("AgentWentDormant")
+        assert dormant.idle_since == T0
+        given(f.evolve, roster, [dormant]).when(f.mark_dormant, at(61 * 24, "timer"), name="bob", members=idle).then()
+        given(f.evolve, roster).when(f.mark_dormant, at(60 * 24), name="zed", members=idle).then_rejects("not_found")
+
+
 class TestLifecycle:
     def test_the_author_moves_the_lifecycle_up_to_accepted(self) -> None:
         [moved] = given(evolve, initialized()).when(p.change_lifecycle, at(1, "alice"), to=Lifecycle.ACCEPTED,

@@ -1,0 +1,74 @@
+"""The time windows of canon pages and the fleet, met by the timer service: a history written
+under an injected clock (``ATHENAEUM_CLOCK_OFFSET``), then served again on the real one, so the
+14-day and 60-day windows have run and the timers meet them at start-up."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.services.conftest import Served, until
+
+
+def served_with(data_dir: Path, monkeypatch: pytest.MonkeyPatch, offset: str | None) -> Served:
+    if offset:
+        monkeypatch.setenv("ATHENAEUM_CLOCK_OFFSET", offset)
+    else:
+        monkeypatch.delenv("ATHENAEUM_CLOCK_OFFSET", raising=False)
+    return Served(data_dir)
+
+
+def check(served: Served, agent: str) -> list[tuple[str, str, str]]:
+    items = json.loads(served.run("check", "--json", actor=agent).stdout)["items"]
+    return [(item["kind"], item["id"], item["action"]) for item in items]
+
+
+def a_page_two_of_three_accept(served: Served, tmp_path: Path) -> None:
+    for agent in ("alice", "bob", "carol"):
+        assert served.run("agent", "register", agent, actor="ada").returncode == 0
+    text = tmp_path / "rules.md"
+    text.write_text("# Rules\n\nTwo thirds and fourteen days.\n")
+    served.run("page", "init", "wiki/rules.md", "--file", str(text))
+    served.run("page", "read", "wiki/rules.md", "--session", "s", actor="bob")
+    served.run("page", "endorse", "wiki/rules.md", "--status", "accepted", "--session", "s", actor="bob")
+
+
+def test_fourteen_days_on_make_soft_canonical_an_approval_for_the_humans(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    then = served_with(home, monkeypatch, "-15d")
+    a_page_two_of_three_accept(then, tmp_path)
+    assert check(then, "ada") == [] and check(then, "carol") == [("page", "wiki/rules.md", "review")]
+    then.stop()
+    now = served_with(home, monkeypatch, None)
+    try:
+        waiting = until(lambda: check(now, "ada"), lambda items: bool(items))
+        assert waiting == [("page", "wiki/rules.md", "approve")]
+        approved = now.run("page", "approve", "wiki/rules.md", "--level", "soft-canonical", "--json", actor="ada")
+        assert approved.returncode == 0, approved.stdout
+        position = json.loads(approved.stdout)["position"]
+        assert json.loads(now.run("check", "--after", str(position), "--json", actor="ada").stdout)["items"] == []
+        audit = json.loads(now.run("audit", "--humans", "ada", "--json").stdout)
+        assert audit["summary"]["HARD"] == 0, audit["findings"]
+    finally:
+        now.stop()
+
+
+def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    then = served_with(home, monkeypatch, "-61d")
+    a_page_two_of_three_accept(then, tmp_path)
+    then.stop()
+    now = served_with(home, monkeypatch, None)
+    try:
+        assert until(lambda: check(now, "carol"), lambda items: not items) == []
+        shown = json.loads(now.run("page", "show", "wiki/rules.md", "--json", actor="ada").stdout)
+        assert {agent: s["status"] for agent, s in shown["consensus"].items()} == {
+            "alice": "dormant", "bob": "dormant", "carol": "dormant"}
+        back = now.run("page", "read", "wiki/rules.md", "--session", "t", "--json", actor="carol")
+        position = json.loads(back.stdout)["position"]
+        returned = json.loads(now.run("check", "--after", str(position), "--json", actor="carol").stdout)["items"]
+        assert [(i["id"], i["action"]) for i in returned] == [("wiki/rules.md", "review")]
+    finally:
+        now.stop()
