@@ -83,7 +83,9 @@ def _(event: EndorsementDisputed, pending: Pending) -> None:
 @_apply.register
 def _(event: PendingAged, pending: Pending) -> None:
     # The 14 days are up: if that leaves the page ready, a human has an approval to give.
-    if event.canonical_ready or event.soft_canonical_ready:
+    lifecycle = (pending.lookup(page_status.VIEW, event.key) or {}).get("lifecycle")
+    canonical = lifecycle == "canonical" or (lifecycle == "soft-canonical" and not event.canonical_ready)
+    if (event.canonical_ready or event.soft_canonical_ready) and not canonical:
         pending.add(HUMANS, event.key, "approve")
 
 

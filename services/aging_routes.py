@@ -61,7 +61,7 @@ def _pages_overdue(store: ReadModelStore, now: datetime) -> Iterable[str]:
     return [
         key
         for key, document in store.documents(page_status.VIEW).items()
-        if key != page_status.INDEX and document.get("aged_rev", 0) < document["rev"]
+        if key != page_status.INDEX and document.get("aging_due") and document.get("aged_rev", 0) < document["rev"]
         and msgspec.convert(document["aging_due"], datetime) <= now
     ]
 

@@ -142,15 +142,15 @@ class Audit:
         try:
             return self.app.mapper.to_domain_event(notification)
         except UnknownEventTag as unknown:
-            self._hard("unknown_tag", "?", notification, f"no event declares the tag {unknown.tag!r}")
+            self._hard("unknown_tag", notification, f"no event declares the tag {unknown.tag!r}")
         except MapperDeserialisationError as error:
-            self._hard("undecodable", "?", notification, str(error))
+            self._hard("undecodable", notification, str(error))
         return None
 
     def _check_version(self, notification: Notification, event: Event) -> None:
         expected = self.versions.get(event.originator_id, 0) + 1
         if event.originator_version != expected:
-            self._hard("version_gap", family_of(event), notification,
+            self._hard("version_gap", notification,
                        f"version {event.originator_version} of {event.originator_id} follows {expected - 1}")
         self.versions[event.originator_id] = max(event.originator_version, self.versions.get(event.originator_id, 0))
 
@@ -250,14 +250,16 @@ class Audit:
                 self.report.findings.append(Finding("HARD", "view_differs", "views", f"{view}/{key}", live_position,
                                                     f"the live {view} document {key!r} is not what the ledger gives"))
 
-    def _hard(self, code: str, family: str, notification: Notification, message: str) -> None:
-        self.report.findings.append(Finding("HARD", code, family, str(notification.originator_id), notification.id,
-                                            message))
+    def _hard(self, code: str, notification: Notification, message: str) -> None:
+        originator = str(notification.originator_id)
+        family = originator.partition(":")[0] if ":" in originator else "ratification"
+        self.report.findings.append(Finding("HARD", code, family, natural_key(originator), notification.id, message))
 
     def _finding(self, severity: str, code: str, event: Event, position: int, message: str) -> None:
         self.report.findings.append(Finding(severity, code, family_of(event), event.key, position, message))
 
 
-def _command(event: Event) -> tuple[str, str, datetime]:
-    """The events one command appended share its id, its actor and its time."""
-    return event.command_id, event.actor, event.timestamp
+def _command(event: Event) -> tuple[str, datetime]:
+    """The events one command appended share its id and its time (not always its actor: a
+    recognized closure's pages are written by the closer)."""
+    return event.command_id, event.timestamp

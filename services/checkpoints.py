@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from datetime import datetime
 
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError
@@ -40,9 +42,12 @@ project = fold(evolve)
 
 
 class CheckpointWriter:
-    def __init__(self, app: AthenaeumApplication, every: int = DEFAULT_EVERY) -> None:
+    def __init__(
+        self, app: AthenaeumApplication, every: int = DEFAULT_EVERY, clock: Callable[[], datetime] = utc_now
+    ) -> None:
         self.app = app
         self.every = every
+        self.clock = clock  # the services' clock, so checkpoints keep time with the events
         last = self._last()
         self.digest = Digest(last.sha256, last.count, last.position) if last else Digest()
         self.written = last.count if last else 0
@@ -77,7 +82,7 @@ class CheckpointWriter:
                 log.error("checkpoint %d disagrees with this replica's digest: history differs", last.count)
             self.written = last.count
             return
-        context = Context(actor=WRITER, now=utc_now(), command_id=f"checkpoint:{self.digest.count}")
+        context = Context(actor=WRITER, now=self.clock(), command_id=f"checkpoint:{self.digest.count}")
         checkpoint = Stamp(CHECKPOINTS_ID, last.version if last else 0, context)(
             LedgerCheckpoint, count=self.digest.count, position=self.digest.position, sha256=self.digest.sha256
         )

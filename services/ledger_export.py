@@ -32,8 +32,8 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
         batch = app.recorder.select_notifications(start, READ_BATCH, stop=until)
         for n in batch:
             payload = bytes(n.state)
-            event = msgspec.json.decode(payload)
-            if until_time is not None and msgspec.convert(event.get("timestamp"), datetime) > until_time:
+            event = _decoded(payload)
+            if until_time is not None and event and msgspec.convert(event.get("timestamp"), datetime) > until_time:
                 return
             if n.id >= since and not header_sent:
                 yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
@@ -43,7 +43,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
                 yield _line({
                     "position": n.id,
                     "subject": app.recorder.log.subjects.aggregate(n.originator_id),  # type: ignore[attr-defined]
-                    "time": event.get("timestamp"),
+                    "time": event.get("timestamp") if event else None,
                     "originator_id": str(n.originator_id),
                     "originator_version": n.originator_version,
                     "tag": n.topic,
@@ -84,6 +84,9 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             findings.append(Finding("HARD", "out_of_order", "export", originator_id, position,
                                     f"line {number}: position {position} does not follow {previous}"))
         previous = position
+        if line.get("event") != _decoded(payload) or line.get("time") != (_decoded(payload) or {}).get("timestamp"):
+            findings.append(Finding("HARD", "event_mismatch", "export", originator_id, position,
+                                    f"line {number}: the decoded event or time is not what the payload holds"))
         events += 1
         digest.update(position, originator_id, version, tag, payload)
         digests[digest.count] = (digest.sha256, position)
@@ -105,6 +108,15 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     if checkpoints == 0 and events:
         findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
     return findings, events
+
+
+def _decoded(payload: bytes) -> dict[str, Any] | None:
+    """The payload as JSON, or None when it is not (the audit reports it; export keeps it)."""
+    try:
+        decoded = msgspec.json.decode(payload)
+    except msgspec.DecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
 
 
 def _line(body: dict[str, Any]) -> bytes:

@@ -29,6 +29,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     audit.run(until_position=position, until_time=moment)
     assert audit.history is not None
     files: dict[Path, str] = {}
+    log_lines: list[tuple[datetime, str]] = []
     now = moment or audit.last_time
     for aggregate_id, events in sorted(audit.history.items()):
         family = aggregate_id.partition(":")[0] if ":" in aggregate_id else "ratification"
@@ -36,14 +37,20 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
         if family == "ratification" and isinstance(events[0], ArtifactFrozen):
             files |= _ratification(out / ".athenaeum" / key, events)
         elif family == "thread":
-            files |= _thread(out / "dialogue" / key, events, audit.views.get((thread_status.VIEW, key), {}))
+            # Where the original checker looks for threads, beside the wiki's log.
+            files |= _thread(out / "wiki" / "agents" / "dialogue" / key, events,
+                             audit.views.get((thread_status.VIEW, key), {}))
+            log_lines += [(e.timestamp, f"- {_time(e.timestamp)} dialogue/{key}: entry {e.n:03d} "
+                                        f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
         elif family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
             members = Activity(tuple(audit.members()), audit.last_position)
             files[out / "pages" / key] = _page(state, members, now)
         elif family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
-            files[out / "fleet" / "quorum" / f"{key}.json"] = _json(pad)
+            files[out / "fleet" / "quorum" / key] = _json(pad)
         elif family == "task" and (task := audit.views.get((task_status.VIEW, key))):
             files |= _task(out / "tasks" / key, task, events)
+    if log_lines:
+        files[out / "wiki" / "log.md"] = "# Log\n\n" + "".join(line + "\n" for _, line in sorted(log_lines))
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode())

@@ -91,7 +91,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
         stack.push_async_callback(service.stop)
         if "commands" in options.services:
-            checkpoints = CheckpointWriter(app, options.checkpoint_every).start()
+            checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc)

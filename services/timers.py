@@ -109,7 +109,10 @@ class TimerService:
                         continue
                     for deadline in DEADLINES.values():
                         if (due := deadline.due(event, self.store.get)) is not None:
-                            self._schedule_one(loop, deadline, *due)
+                            try:
+                                self._schedule_one(loop, deadline, *due)
+                            except Exception:  # noqa: BLE001  the start-up sweep still meets it
+                                log.exception("scheduling %s %s", deadline.family, due[0])
                     self.store.apply(PROJECTION, notification.id, [])
                     if self._stop.is_set():
                         return
@@ -123,7 +126,6 @@ class TimerService:
         previous = self._scheduled.get((deadline.family, key))
         if previous is not None and previous <= due < previous + deadline.slack:
             return  # close enough to the schedule already set
-        self._scheduled[(deadline.family, key)] = due
         try:
             when = ceil_second(due.astimezone(timezone.utc))
         except (OverflowError, ValueError):
@@ -131,6 +133,7 @@ class TimerService:
             log.error("cannot schedule %s %s at %s: the start-up sweep is its only timer", deadline.family, key, due)
             return
         asyncio.run_coroutine_threadsafe(self.schedule(deadline.family, key, when), loop).result(timeout=30)
+        self._scheduled[(deadline.family, key)] = due
 
     async def _fire(self) -> None:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)
@@ -162,5 +165,7 @@ class TimerService:
                     # Due later than this timer said (an agent acted since): schedule it again.
                     await self.schedule(deadline.family, key, still_due)
                     still_due = None
-                # Still due now: this clock is a little behind the server's; try again shortly.
-                await (message.ack() if still_due is None else message.nak(delay=1))
+                # Still due now: this clock is a little behind the server's, or the command was
+                # refused for a while (a conflict): try again, backing off up to five minutes.
+                attempts = message.metadata.num_delivered or 1
+                await (message.ack() if still_due is None else message.nak(delay=min(300, 2 ** min(attempts, 9))))

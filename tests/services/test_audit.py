@@ -44,6 +44,9 @@ def history(served: Served) -> dict:
     served.run("thread", "close", "t20", "--eval", "0.4,0.4,0.4", "--current", "0.9,0.9,0.9", "--summary", "s",
                "--page", "wiki/t.md", "--patch-summary", "p", actor="carol")
     served.run("thread", "reopen", "t20", "--eval", "0.1,0.1,0.1", "--reason", "r", "--discovery", "d")
+    served.run("thread", "close", "t20", "--eval", "0.2,0.2,0.2", "--current", "1.2,1.2,1.2", "--summary", "s2",
+               "--page", "wiki/t.md", "--patch-summary", "p2", actor="carol")
+    served.run("thread", "recognize", "t20", actor="ada")  # the closer, carol, writes the page
     last = served.run("quorum", "propose", "--text", "x", "--electorate", "bob", "--threshold", "1", "--json")
     served.run("check", "--after", str(json.loads(last.stdout)["position"]))
     return {"sha": sha}
@@ -87,10 +90,16 @@ def test_a_vote_by_an_agent_off_the_roster_written_straight_to_the_stream(ledger
 
 
 def test_a_second_reopen_of_one_closure(ledger: Served) -> None:
-    history(ledger)
+    ledger.run("thread", "open", "t21", "--context", "c", "--target", "1,1,1", "--body", "b")
+    ledger.run("thread", "contribute", "t21", "--eval", "0.5,0.5,0.5", "--body", "c", actor="bob")
+    ledger.run("thread", "close", "t21", "--eval", "0.4,0.4,0.4", "--current", "0.9,0.9,0.9", "--summary", "s",
+               "--page", "wiki/u.md", "--patch-summary", "p", actor="carol")
+    reopened = ledger.run("thread", "reopen", "t21", "--eval", "0.1,0.1,0.1", "--reason", "r", "--discovery", "d",
+                          "--json")
+    ledger.run("check", "--after", str(json.loads(reopened.stdout)["position"]))
     app = intruder(ledger)
     try:
-        thread_id = family_id("thread", "t20")
+        thread_id = family_id("thread", "t21")
         state = app.repository.get(thread_id, projector_func=fold(thread_evolve))
         stamp = Stamp(thread_id, state.version, Context(actor="bob", now=_now(), command_id="x"))
         entry = stamp(EntryAppended, n=state.last_n + 1, kind=EntryKind.REOPEN, author="bob", body="again",
@@ -117,12 +126,26 @@ def test_an_event_with_a_version_gap(ledger: Served) -> None:
     assert code == 1 and "version_gap" in [f["code"] for f in report["findings"]]
 
 
+def test_an_export_line_whose_event_is_not_its_payload_fails_verification(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    victim = next(i for i, line in enumerate(lines) if '"tag":"VoteCast"' in line)
+    record = json.loads(lines[victim])
+    record["event"]["decision"] = "DISSENT"  # the readable copy, not the hashed payload
+    lines[victim] = json.dumps(record)
+    path = tmp_path / "tampered.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    verified = ledger.run("verify-export", str(path), "--json")
+    assert verified.returncode == 1 and json.loads(verified.stdout)["findings"][0]["code"] == "event_mismatch"
+
+
 def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger: Served, tmp_path: Path) -> None:
     history(ledger)
     lines = ledger.run("export").stdout.splitlines()
     victim = next(i for i, line in enumerate(lines) if '"tag":"VoteCast"' in line)
     record = json.loads(lines[victim])
     record["payload"] = record["payload"].replace('"SIGN"', '"DISSENT"')
+    record["event"]["decision"] = "DISSENT"  # a careful forger keeps the line consistent
     lines[victim] = json.dumps(record)
     path = tmp_path / "tampered.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -146,10 +169,11 @@ def test_replay_writes_the_records_as_of_a_point_byte_for_byte_the_same_twice(le
     two = {p.relative_to(tmp_path / "two"): p.read_bytes() for p in (tmp_path / "two").rglob("*") if p.is_file()}
     assert one == two
     names = {str(path) for path in one}
+    threads = "wiki/agents/dialogue/t20"
     assert {".athenaeum/adr-20/manifest.yaml", ".athenaeum/adr-20/artifact.md", ".athenaeum/adr-20/alice.vote.yaml",
-            ".athenaeum/adr-20/log.md", "dialogue/t20/thread.md", "dialogue/t20/meta.yaml",
-            "dialogue/t20/entries/002-bob.md", "dialogue/t20/entries/004-alice.md"} <= names
-    entry = (tmp_path / "one" / "dialogue/t20/entries/002-bob.md").read_text()
+            ".athenaeum/adr-20/log.md", f"{threads}/thread.md", f"{threads}/meta.yaml", f"{threads}/entries/002-bob.md",
+            f"{threads}/entries/004-alice.md", "wiki/log.md", "pages/wiki/t.md"} <= names
+    entry = (tmp_path / "one" / threads / "entries/002-bob.md").read_text()
     assert "last_eval:\n  ref: 001-alice.md\n  v:\n    N: 0.5" in entry
     early = ledger.run("replay", "--until", "3", "--out", str(tmp_path / "early"), "--humans", "ada")
-    assert early.returncode == 0 and not (tmp_path / "early" / "dialogue").exists()
+    assert early.returncode == 0 and not (tmp_path / "early" / "wiki").exists()
