@@ -23,8 +23,9 @@ from athenaeum.aggregates.page_consensus import Member
 from athenaeum.aggregates.rules import Context, RuleViolation
 from athenaeum.aggregates.state import fold
 from athenaeum.events import Event, UnknownEventTag, natural_key
-from athenaeum.events.fleet import FLEET_ID
+from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
+from athenaeum.events.page import SOFT_CANONICAL_AGING
 from athenaeum.projectors import fleet_activity
 from athenaeum.projectors.views import project_all
 from athenaeum.services import checkpoints
@@ -227,13 +228,19 @@ class Audit:
         ]
 
     def _check_overdue(self, now: datetime) -> None:
+        """Deadlines that passed with nothing recorded: a timer that never fired."""
         for aggregate_id, state in self.states.items():
-            status = getattr(getattr(state, "status", None), "value", None)
-            due = getattr(state, "expires_at", None) or getattr(state, "deadline", None)
-            if status == "open" and due is not None and due < now:
-                family = "ratification" if hasattr(state, "expires_at") else "quorum"
-                self.report.findings.append(Finding("WARN", "open_past_deadline", family, natural_key(aggregate_id),
-                                                    None, f"still open, due {due.isoformat()}: a timer never fired"))
+            family = aggregate_id.partition(":")[0] if ":" in aggregate_id else "ratification"
+            due = _overdue_at(family, state)
+            if due is not None and due < now:
+                self.report.findings.append(Finding("WARN", "deadline_missed", family, natural_key(aggregate_id),
+                                                    None, f"due {due.isoformat()} and not met: a timer never fired"))
+        roster = self.states.get(FLEET_ID)
+        for member in self.members():
+            due = member.last_active + DORMANT_AFTER
+            if due < now and (roster is None or roster.dormant.get(member.name) != member.last_active):
+                self.report.findings.append(Finding("WARN", "deadline_missed", "fleet", member.name, None,
+                                                    f"idle since {member.last_active.isoformat()}, not marked dormant"))
 
     def _compare_views(self) -> None:
         if self.live is None:
@@ -257,6 +264,17 @@ class Audit:
 
     def _finding(self, severity: str, code: str, event: Event, position: int, message: str) -> None:
         self.report.findings.append(Finding(severity, code, family_of(event), event.key, position, message))
+
+
+def _overdue_at(family: str, state: Any) -> datetime | None:
+    """When an aggregate's own deadline was due, if it is still unmet."""
+    if family == "ratification" and isinstance(state, ratification_state.Ratification):
+        return state.expires_at if state.status is ratification_state.Status.OPEN else None
+    if family == "quorum" and isinstance(state, quorum_state.Proposal):
+        return state.deadline if state.status is quorum_state.Status.OPEN else None
+    if family == "page" and isinstance(state, page_state.Page) and state.aged_rev < state.rev:
+        return state.revised_at + SOFT_CANONICAL_AGING
+    return None
 
 
 def _command(event: Event) -> tuple[str, datetime]:
