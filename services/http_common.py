@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import MediaType, Request, Response
-from litestar.params import QueryParameter
+from litestar.params import HeaderParameter, QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.events.commands import Command
@@ -17,6 +17,12 @@ from athenaeum.services.replies import Reply, encode, http_status
 AGENT_HEADER = "X-Agent-Name"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_BODY = 2 * 1024 * 1024  # a 512 KiB artifact, JSON-escaped, with room to spare
+# The headers, declared on the routes that read them so the OpenAPI document lists them.
+AgentHeader = Annotated[str | None, HeaderParameter(name=AGENT_HEADER, required=False, description="who acts")]
+IdempotencyHeader = Annotated[str | None, HeaderParameter(
+    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing")]
+ProjectHeader = Annotated[str | None, HeaderParameter(
+    name="X-Project-Id", required=False, description="the task's project; 400 without it")]
 # ``?after=<position>``: wait until the views reach the caller's own write.
 After = Annotated[int | None, QueryParameter(name="after", required=False)]
 

@@ -20,15 +20,16 @@ from nats.aio.client import Client
 
 from athenaeum.services import a2a, http_tasks
 from athenaeum.services.replies import field_named
-from athenaeum.services.http_common import MAX_BODY, After, Gateway, answer_response, error_response, reply_response
+from athenaeum.services.http_common import MAX_BODY, After, AgentHeader, IdempotencyHeader, Gateway, answer_response, error_response, reply_response
 from athenaeum.services.routes import ROUTES, Route
 
 
 def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
-    async def send(data: Any, request: Request) -> Response[bytes]:
-        return reply_response(await gateway.send(request, data))
+    async def send(data: Any, request: Request, agent: Any = None, idempotency: Any = None) -> Response[bytes]:
+        return reply_response(await gateway.send(request, data))  # it reads both headers itself
 
-    send.__annotations__ = {"data": route.command, "request": Request, "return": Response[bytes]}
+    send.__annotations__ = {"data": route.command, "request": Request, "agent": AgentHeader,
+                            "idempotency": IdempotencyHeader, "return": Response[bytes]}
     send.__name__ = f"{route.family}_{route.verb}".replace("-", "_")
     return post(
         f"/commands/{route.family}/{route.verb}",

@@ -20,7 +20,7 @@ from athenaeum.events.task_commands import (
     ResetTask,
     TransitionTask,
 )
-from athenaeum.services.http_common import After, Gateway, answer_response, error_response, reply_response
+from athenaeum.services.http_common import After, AgentHeader, Gateway, ProjectHeader, answer_response, error_response, reply_response
 from athenaeum.services.replies import Reply
 
 PROJECT_HEADER = "X-Project-Id"
@@ -50,9 +50,6 @@ CreateBody, TransitionBody, ReviewBody, RulingBody, SessionBody = (
 
 
 def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
-    def project_of(request: Request) -> str | None:
-        return request.headers.get(PROJECT_HEADER) or None
-
     def missing_project() -> Response[bytes]:
         return error_response({"code": "invalid", "message": f"the {PROJECT_HEADER} header is required",
                                "field": PROJECT_HEADER})
@@ -80,35 +77,35 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                      "position": reply.position})
 
     @post("/tasks", status_code=200, tags=["tasks"])
-    async def create(data: CreateBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
-        if (project := project_of(request)) is None:
+    async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+        if not project:
             return missing_project()
         reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
         return failed or json({"id": facts(reply, "TaskIdIssued")["number"], "position": reply.position})
 
     @get("/tasks/{task_id:int}", tags=["tasks"])
-    async def show(task_id: int, request: Request, after_: After = None) -> Response[Any]:
-        if (project := project_of(request)) is None:
+    async def show(task_id: int, request: Request, after_: After = None, project: ProjectHeader = None) -> Response[Any]:
+        if not project:
             return missing_project()
         waited = {} if after_ is None else {"after": after_}
         return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project, **waited))
 
     @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"])
-    async def claim(task_id: int, request: Request) -> Response[bytes]:
-        if (project := project_of(request)) is None:
+    async def claim(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+        if not project:
             return missing_project()
         return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
 
     @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"])
-    async def transition(task_id: int, data: TransitionBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
-        if (project := project_of(request)) is None:
+    async def transition(task_id: int, data: TransitionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+        if not project:
             return missing_project()
         command = TransitionTask(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
     @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"])
-    async def review(task_id: int, data: ReviewBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
-        if (project := project_of(request)) is None:
+    async def review(task_id: int, data: ReviewBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+        if not project:
             return missing_project()
         reply, failed = await sent(request, PostReview(project_id=project, task_id=task_id,
                                                        **msgspec.structs.asdict(data)))
@@ -118,14 +115,14 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return json({"runId": posted["originator_version"], "findingIds": [f["id"] for f in posted["findings"]]})
 
     @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"])
-    async def reviews(task_id: int, cycle: int, request: Request) -> Response[Any]:
-        if (project := project_of(request)) is None:
+    async def reviews(task_id: int, cycle: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
+        if not project:
             return missing_project()
         return answer_response(await gateway.query("task.reviews", task_id=task_id, project_id=project, cycle=cycle))
 
     @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"])
-    async def arbitrate(task_id: int, data: RulingBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
-        if (project := project_of(request)) is None:
+    async def arbitrate(task_id: int, data: RulingBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+        if not project:
             return missing_project()
         reply, failed = await sent(request, PostRuling(project_id=project, task_id=task_id,
                                                        **msgspec.structs.asdict(data)))
@@ -135,28 +132,28 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return json({"runId": facts(reply, "RulingPosted")["originator_version"], "newStatus": task.get("status")})
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"])
-    async def arbitrations(task_id: int, request: Request) -> Response[Any]:
-        if (project := project_of(request)) is None:
+    async def arbitrations(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
+        if not project:
             return missing_project()
         return answer_response(await gateway.query("task.arbitrations", task_id=task_id, project_id=project))
 
     @get("/tasks/{task_id:int}/arbitrations/{trigger:str}/addendum", tags=["tasks"])
-    async def addendum(task_id: int, trigger: str, request: Request) -> Response[Any]:
-        if (project := project_of(request)) is None:
+    async def addendum(task_id: int, trigger: str, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
+        if not project:
             return missing_project()
         return answer_response(await gateway.query("task.addendum", task_id=task_id, project_id=project,
                                                    trigger=trigger))
 
     @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"])
-    async def session_ended(task_id: int, data: SessionBody, request: Request) -> Response[bytes]:  # type: ignore[valid-type]
-        if (project := project_of(request)) is None:
+    async def session_ended(task_id: int, data: SessionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+        if not project:
             return missing_project()
         command = EndRoleSession(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
     @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"])
-    async def reset(task_id: int, request: Request) -> Response[bytes]:
-        if (project := project_of(request)) is None:
+    async def reset(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+        if not project:
             return missing_project()
         return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))
 
