@@ -1,7 +1,8 @@
 """``athenaeum demo``: a short scripted scenario on a throwaway embedded server.
 
 Three agents ratify one artifact outright; a second artifact meets a dissent, a human
-rewrites it with a caveat, and it converges. The rendered records are printed.
+rewrites it with a caveat, and it converges; then the same agents settle a quorum proposal by
+its advisory threshold. The rendered records are printed.
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from pathlib import Path
 
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.ratification import AtomRef, Caveat, Decision, DissentItem, HumanChoice, Resolution
+from athenaeum.events.quorum import Preset
+from athenaeum.events.quorum_commands import AckProposal, NackProposal, ProposeQuorum
 from athenaeum.events.ratification_commands import CastVote, InitRatification, RecordHumanDecision
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.serve import ServeOptions, running_url, serve
+from athenaeum.services.serve import SERVICES, ServeOptions, running_url, serve
 
 ROSTER = ["claude-code", "codex", "gemini"]
 HUMAN = "ada"
@@ -28,7 +31,9 @@ async def run_demo(out: io.TextIOBase) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-demo-") as home:
         ready, stop = asyncio.Event(), asyncio.Event()
         with contextlib.redirect_stdout(io.StringIO()):  # the demo prints records, not the ready line
-            server = asyncio.create_task(serve(ServeOptions(Path(home), humans=frozenset({HUMAN})), ready, stop))
+            # No HTTP: a demo must not take the port a real serve may be using.
+            options = ServeOptions(Path(home), humans=frozenset({HUMAN}), services=SERVICES - {"http"})
+            server = asyncio.create_task(serve(options, ready, stop))
             started = asyncio.create_task(ready.wait())
             await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
             if server.done():
@@ -69,6 +74,19 @@ async def _scenario(url: str, out: io.TextIOBase) -> None:
         )
         reply = await agents[HUMAN].send(decision)
         await _print(agents["codex"], "style-rule", ["decomposition", "ratified", "log"], reply.position, out)
+
+        reply = await agents["gemini"].send(ProposeQuorum(text="Freeze the API for the release", electorate=ROSTER,
+                                                          preset=Preset.ADVISORY, proposal_id="0000A11C"))
+        announcement = await agents["gemini"].query("quorum.announcement", proposal_id="0000A11C", after=reply.position)
+        out.write(f"\n===== quorum 0000A11C: announcement =====\n{announcement['result']['text']}")
+        await agents["codex"].send(NackProposal(proposal_id="0000A11C", reason="the docs lag behind"))
+        for name in ("claude-code", "gemini"):
+            reply = await agents[name].send(AckProposal(proposal_id="0000A11C"))
+        shown = await agents["codex"].query("quorum.show", proposal_id="0000A11C", after=reply.position)
+        result = shown["result"]
+        out.write(f"\n===== quorum 0000A11C: result =====\n{result['status']} ({result['reason']}): "
+                  f"ACK {', '.join(result['acks'])}; NACK {', '.join(n['agent'] for n in result['nacks'])}; "
+                  f"threshold {result['threshold']}/{result['total']}\n")
     finally:
         for client in agents.values():
             await client.close()

@@ -139,6 +139,7 @@ def test_the_demo_shows_a_ratification_and_a_convergence(tmp_path: Path) -> None
     done = subprocess.run([*ATHENAEUM, "demo"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "**Grain-gate:** all-SIGN" in done.stdout
+    assert "accepted (threshold-reached): ACK claude-code, gemini; NACK codex" in done.stdout
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in done.stdout
     assert "CONVERGE: human-decision: rewrite-with-caveats" in done.stdout
 
