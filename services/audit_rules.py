@@ -13,6 +13,8 @@ from athenaeum.aggregates import page as p
 from athenaeum.aggregates import quorum as q
 from athenaeum.aggregates import ratification as r
 from athenaeum.aggregates import task as k
+from athenaeum.aggregates import task_arbitration as arbitration
+from athenaeum.aggregates import task_review as review
 from athenaeum.aggregates import thread as t
 from athenaeum.aggregates.page_consensus import Member
 from athenaeum.aggregates.rules import Context
@@ -343,7 +345,7 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
 
 @recheck(ReviewConcluded)
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
-    return k.conclude(_own(g, x), c)
+    return review.conclude(_own(g, x), c)
 
 
 @recheck(ReviewPosted)
@@ -352,7 +354,7 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     assert isinstance(e, ReviewPosted)
     findings = [FindingInput(severity=f.severity, title=f.title, description=f.description, evidence=f.evidence,
                              fix=f.fix, file_path=f.file_path, line=f.line, ordinal=f.ordinal) for f in e.findings]
-    return k.post_review(_own(g, x), c, reviewer_role=e.reviewer_role, verdict=e.verdict, raw_markdown=e.raw_markdown,
+    return review.post_review(_own(g, x), c, reviewer_role=e.reviewer_role, verdict=e.verdict, raw_markdown=e.raw_markdown,
                          findings=findings, cycle=e.cycle)
 
 
@@ -365,7 +367,7 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     given = None if resolution is None else ResolutionInput(
         upheld_finding_id=resolution.upheld_finding_id, retired_finding_id=resolution.retired_finding_id,
         rationale=resolution.rationale)
-    return k.post_ruling(state, c, project_id=state.project_id if state else "", trigger=e.trigger.value,
+    return arbitration.post_ruling(state, c, project_id=state.project_id if state else "", trigger=e.trigger.value,
                          ruling=e.ruling.value, ruling_markdown=e.ruling_markdown, resolution=given)
 
 

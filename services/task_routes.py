@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from athenaeum.aggregates import task as rules
+from athenaeum.aggregates import task_arbitration as arbitration
+from athenaeum.aggregates import task_review as reviews
+from athenaeum.aggregates.task_checks import in_project
 from athenaeum.aggregates.rules import Context
 from athenaeum.aggregates.state import fold
 from athenaeum.aggregates.task_state import Task, evolve, evolve_ids
@@ -49,7 +52,7 @@ def transition(handler: CommandHandler, command: TransitionTask, actor: str) -> 
 
 
 def review(handler: CommandHandler, command: PostReview, actor: str) -> Reply:
-    return _on_task(handler, command, actor, lambda task, context: rules.post_review(
+    return _on_task(handler, command, actor, lambda task, context: reviews.post_review(
         task, context, reviewer_role=command.reviewer_role, verdict=command.verdict,
         raw_markdown=command.raw_markdown, findings=command.findings, cycle=command.cycle,
     ))
@@ -58,7 +61,7 @@ def review(handler: CommandHandler, command: PostReview, actor: str) -> Reply:
 def rule(handler: CommandHandler, command: PostRuling, actor: str) -> Reply:
     def decide(task, context):  # type: ignore[no-untyped-def]
         # The ruling's own order: its body is checked before whether the task exists.
-        return rules.post_ruling(
+        return arbitration.post_ruling(
             task, context, project_id=command.project_id, trigger=command.trigger, ruling=command.ruling,
             ruling_markdown=command.ruling_markdown, resolution=command.contradiction_resolution,
         )
@@ -80,6 +83,6 @@ def _on_task(
     handler: CommandHandler, command: OnTask, actor: str, decide: Callable[[Task, Context], list[Event]]
 ) -> Reply:
     def checked(task, context):  # type: ignore[no-untyped-def]
-        return decide(rules.in_project(task, command.project_id), context)
+        return decide(in_project(task, command.project_id), context)
 
     return handler.handle(task_id(command.task_id), project, checked, actor, command.command_id)

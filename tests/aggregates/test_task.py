@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from athenaeum.aggregates import task as t
+from athenaeum.aggregates import task_arbitration as arbitration
+from athenaeum.aggregates import task_review as review
 from athenaeum.aggregates.task_state import evolve, evolve_ids
 from athenaeum.events import Event
 from athenaeum.events.task import FailureReason, ReviewOutcome, Severity, TaskStatus, Trigger, Verdict
@@ -31,7 +33,7 @@ def finding(severity: Severity = Severity.NOTE, title: str = "nit") -> FindingIn
 
 def reviewed(history: list[Event], role: str, verdict: Verdict = Verdict.APPROVE, findings: int = 0,
              severity: Severity = Severity.NOTE) -> list[Event]:
-    return history + t.post_review(state_of(history), at(2, role), reviewer_role=role, verdict=verdict,
+    return history + review.post_review(state_of(history), at(2, role), reviewer_role=role, verdict=verdict,
                                    raw_markdown="# review", findings=[finding(severity) for _ in range(findings)])
 
 
@@ -43,7 +45,7 @@ def at_review(history: list[Event] | None = None) -> list[Event]:
 def cycle(history: list[Event], *reviews: tuple[str, Verdict, int, Severity]) -> list[Event]:
     for role, verdict, count, severity in reviews:
         history = reviewed(history, role, verdict, count, severity)
-    return history + t.conclude(state_of(history), at(3, "dispatcher"))
+    return history + review.conclude(state_of(history), at(3, "dispatcher"))
 
 
 REVISE = ("security", Verdict.REQUEST_CHANGES, 1, Severity.BLOCKING)
@@ -87,24 +89,24 @@ class TestReviews:
     def test_one_review_per_role_per_cycle_with_ledger_finding_ids(self) -> None:
         history = reviewed(at_review(), "security", findings=2)
         assert [f.id for f in history[-1].findings] == [1, 2]
-        given(evolve, history).when(t.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
+        given(evolve, history).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
                                     raw_markdown="", findings=[]).then_rejects("already_exists")
-        [second] = given(evolve, history).when(t.post_review, at(3), reviewer_role="style", verdict=Verdict.APPROVE,
+        [second] = given(evolve, history).when(review.post_review, at(3), reviewer_role="style", verdict=Verdict.APPROVE,
                                                raw_markdown="", findings=[finding()]).then("ReviewPosted")
         assert second.findings[0].id == 3
 
     def test_reviews_only_while_reviewing_the_current_cycle(self) -> None:
-        given(evolve, ONLY_TASK).when(t.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
+        given(evolve, ONLY_TASK).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
                                       raw_markdown="", findings=[]).then_rejects("illegal_transition")
-        given(evolve, at_review()).when(t.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
+        given(evolve, at_review()).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
                                         raw_markdown="", findings=[], cycle=1).then_rejects("illegal_transition")
 
     def test_a_role_is_a_short_token(self) -> None:
-        given(evolve, at_review()).when(t.post_review, at(3), reviewer_role="sec urity", verdict=Verdict.APPROVE,
+        given(evolve, at_review()).when(review.post_review, at(3), reviewer_role="sec urity", verdict=Verdict.APPROVE,
                                         raw_markdown="", findings=[]).then_rejects("invalid", "reviewerRole")
 
     def test_no_reviews_is_incomplete(self) -> None:
-        given(evolve, at_review()).when(t.conclude, at(3)).then_rejects("illegal_transition")
+        given(evolve, at_review()).when(review.conclude, at(3)).then_rejects("illegal_transition")
 
 
 class TestClassification:
@@ -122,7 +124,7 @@ class TestClassification:
         history = at_review()
         for role, verdict, count, severity in reviews:
             history = reviewed(history, role, verdict, count, severity)
-        assert t.classify(state_of(history).reviews) is outcome
+        assert review.classify(state_of(history).reviews) is outcome
 
     def test_accept_completes_and_revise_counts_a_cycle(self) -> None:
         accepted = cycle(at_review(), ("a", Verdict.APPROVE, 0, Severity.NOTE))
@@ -152,7 +154,7 @@ def contradicted() -> list[Event]:
 
 def ruling(history: list[Event], trigger: str = "reviewer_contradiction", ruling_: str = "rule",
            markdown: str = "reasoning", resolution: ResolutionInput | None = None, project: str = "p1"):  # type: ignore[no-untyped-def]
-    return given(evolve, history).when(t.post_ruling, at(5, "arbitrator"), project_id=project, trigger=trigger,
+    return given(evolve, history).when(arbitration.post_ruling, at(5, "arbitrator"), project_id=project, trigger=trigger,
                                        ruling=ruling_, ruling_markdown=markdown, resolution=resolution)
 
 
@@ -229,7 +231,7 @@ class TestRuling:
 
     def test_a_second_ruling_is_a_conflict_and_a_second_contradiction_in_the_epoch_too(self) -> None:
         history = contradicted()
-        history += t.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
+        history += arbitration.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
                                  ruling="rule", ruling_markdown="m", resolution=RESOLVED)
         ruling(history, resolution=RESOLVED).then_rejects("not_arbitrating")
         history = moved(moved(moved(history, "engineering"), "built", payload={"buildStatus": "clean"}), "reviewing")
@@ -273,7 +275,7 @@ class TestSessionsAndReset:
 
     def test_a_reset_starts_a_new_epoch_that_can_be_arbitrated_again(self) -> None:
         history = contradicted()
-        history += t.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
+        history += arbitration.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
                                  ruling="escalate", ruling_markdown="m", resolution=None)
         given(evolve, moved(ONLY_TASK, "claimed")).when(t.reset, at(6)).then_rejects("illegal_transition")
         history += t.reset(state_of(history), at(6, "ops"))
