@@ -36,6 +36,7 @@ STREAM_NAME_IN_USE = 10058
 
 log = logging.getLogger(__name__)
 _CONNECTION_ERRORS = (nats.errors.Error, OSError)
+DIRECT_GET_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 
 
 class WrongLastSequence(Exception):
@@ -210,18 +211,31 @@ class JetStreamClient:
         return msgspec.json.decode(reply.data)
 
     async def _request(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
+        # A stream just created, replicated above all, answers direct gets only once its
+        # replicas are up: a bounded wait for them, not an error.
+        waits = DIRECT_GET_WAITS if subject.startswith("$JS.API.DIRECT.GET.") else ()
+        for wait in waits:
+            try:
+                return await self._ask(subject, payload, headers)
+            except NothingAnswers:
+                await asyncio.sleep(wait)
+        return await self._ask(subject, payload, headers)
+
+    async def _ask(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
         try:
             # request() bounds its own wait; publish_async, whose future an error reply can
             # leave unresolved (nats.py issue 985), is never used here.
             return await self.nc.request(subject, payload, timeout=self.timeout, headers=headers or None)
         except nats.errors.NoRespondersError as error:
-            raise OperationalError(
-                f"nothing answers on {subject}: is JetStream enabled and the stream there?"
-            ) from error
+            raise NothingAnswers(f"nothing answers on {subject}: is JetStream enabled and the stream there?") from error
         except nats.errors.TimeoutError as error:
             raise OperationalError(f"NATS request on {subject} timed out after {self.timeout}s") from error
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+class NothingAnswers(OperationalError):
+    """No responder on the subject: no JetStream, no such stream, or one not up yet."""
 
 
 async def _log_connection_error(error: Exception) -> None:
