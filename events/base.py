@@ -28,6 +28,11 @@ def family_id(family: str, key: str) -> str:
     return f"{family}:{key}"
 
 
+def family_of_id(aggregate_id: str) -> str:
+    """The family an aggregate id names (see ``family_id``); ratification topics carry none."""
+    return aggregate_id.partition(":")[0] if ":" in aggregate_id else "ratification"
+
+
 def natural_key(aggregate_id: str) -> str:
     """The name users give an aggregate: its id without the family prefix. Ratification
     topics, the first family, carry none."""

@@ -22,7 +22,7 @@ from athenaeum.aggregates.application import AthenaeumApplication, MapperDeseria
 from athenaeum.aggregates.page_consensus import Member
 from athenaeum.aggregates.rules import Context, RuleViolation
 from athenaeum.aggregates.state import fold
-from athenaeum.events import Event, UnknownEventTag, natural_key
+from athenaeum.events import Event, UnknownEventTag, family_of_id, natural_key
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.events.page import SOFT_CANONICAL_AGING
@@ -204,8 +204,7 @@ class Audit:
         self.digests = {count: value for count, value in self.digests.items() if count > checkpoint.count}
 
     def _apply(self, event: Event) -> None:
-        family = event.originator_id.partition(":")[0] if ":" in event.originator_id else "ratification"
-        folding = _FOLDS.get(family, lambda state, events: state)  # an unknown family: nothing to fold
+        folding = _FOLDS.get(family_of_id(event.originator_id), lambda state, events: state)  # an unknown family: nothing to fold
         self.states[event.originator_id] = folding(self.states.get(event.originator_id), [event])
         self.last_time = event.timestamp
         if self.history is not None:
@@ -230,7 +229,7 @@ class Audit:
     def _check_overdue(self, now: datetime) -> None:
         """Deadlines that passed with nothing recorded: a timer that never fired."""
         for aggregate_id, state in self.states.items():
-            family = aggregate_id.partition(":")[0] if ":" in aggregate_id else "ratification"
+            family = family_of_id(aggregate_id)
             due = _overdue_at(family, state)
             if due is not None and due < now:
                 self.report.findings.append(Finding("WARN", "deadline_missed", family, natural_key(aggregate_id),
@@ -259,8 +258,8 @@ class Audit:
 
     def _hard(self, code: str, notification: Notification, message: str) -> None:
         originator = str(notification.originator_id)
-        family = originator.partition(":")[0] if ":" in originator else "ratification"
-        self.report.findings.append(Finding("HARD", code, family, natural_key(originator), notification.id, message))
+        self.report.findings.append(Finding("HARD", code, family_of_id(originator), natural_key(originator),
+                                            notification.id, message))
 
     def _finding(self, severity: str, code: str, event: Event, position: int, message: str) -> None:
         self.report.findings.append(Finding(severity, code, family_of(event), event.key, position, message))

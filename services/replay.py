@@ -12,7 +12,7 @@ import msgspec
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
-from athenaeum.events import Event, natural_key
+from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.ratification import ArtifactFrozen, HumanDecisionRecorded, VoteCast
 from athenaeum.events.thread import EntryAppended, ThreadOpened
 from athenaeum.projectors import quorum_scratchpad, ratification_records, task_records, task_status, thread_status
@@ -32,7 +32,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     log_lines: list[tuple[datetime, str]] = []
     now = moment or audit.last_time
     for aggregate_id, events in sorted(audit.history.items()):
-        family = aggregate_id.partition(":")[0] if ":" in aggregate_id else "ratification"
+        family = family_of_id(aggregate_id)
         key = natural_key(aggregate_id)
         if family == "ratification" and isinstance(events[0], ArtifactFrozen):
             files |= _ratification(out / ".athenaeum" / key, events)
