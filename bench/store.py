@@ -7,7 +7,9 @@ Figures:
 1. insert_events of single events vs raw JetStream publish-with-ack (same server, same fsync);
 2. get-decide-save through the Application: JetStream vs eventsourcing's SQLite file recorder,
    and vs POPO (in memory), from 1, 8 and 16 threads at once (a command service serves many
-   agents at a time; both stores fsync every write, SQLite serialises its writers);
+   agents at a time; both stores fsync every write, SQLite serialises its writers); and the
+   floor of any JetStream store from one thread (one raw direct get and one raw
+   publish-with-ack per operation, nothing else) vs SQLite, which bounds what 1 thread can reach;
 3. replay through ``subscribe`` vs a raw nats-py ordered consumer over the same stream;
 4. loading an aggregate of 10,000 events vs one of 10, in a stream of 200,000, with snapshots.
 """
@@ -34,7 +36,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment
 
-from bench.baselines import raw_publish_rate, raw_replay_rate
+from bench.baselines import raw_get_publish_rate, raw_publish_rate, raw_replay_rate
 
 
 class Bumped(Event, tag="BenchBumped"):
@@ -131,6 +133,20 @@ def get_decide_save_rates(server: NatsServer, count: int, workdir: Path) -> None
         label = f"get-decide-save, {workers} thread{'s' if workers > 1 else ''}, JetStream"
         report(label, rates["JetStream"], "ops/s", "same on SQLite file", rates["SQLite file"], "(target >= 1.0x)")
         report(label, rates["JetStream"], "ops/s", "same on POPO (memory)", rates["POPO (memory)"])
+        if workers == 1:
+            floor = floor_rate(server, count)
+            report(label, rates["JetStream"], "ops/s", "floor: raw direct get + publish", floor)
+            report("floor: raw direct get + publish, 1 thread", floor, "ops/s", "same on SQLite file", rates["SQLite file"])
+
+
+def floor_rate(server: NatsServer, count: int) -> float:
+    env = stream_env(server)
+    factory = JetStreamFactory(Environment(env=env))
+    factory.application_recorder()  # creates the stream as the store configures it
+    stream = env["ATHENAEUM_STREAM"]
+    rate = asyncio.run(raw_get_publish_rate(server.url, stream, f"{stream}.floor", count))
+    factory.close()
+    return rate
 
 
 def fill(recorder, events: list[StoredEvent]) -> None:
