@@ -7,12 +7,13 @@ from typing import Annotated, Any
 
 import msgspec
 from litestar import MediaType, Request, Response
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.events.commands import Command
 from athenaeum.services.client import AthenaeumClient, Unreachable
-from athenaeum.services.replies import Reply, encode, http_status
+from athenaeum.services.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
 
 AGENT_HEADER = "X-Agent-Name"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
@@ -25,6 +26,32 @@ ProjectHeader = Annotated[str | None, HeaderParameter(
     name="X-Project-Id", required=False, description="the task's project; 400 without it")]
 # ``?after=<position>``: wait until the views reach the caller's own write.
 After = Annotated[int | None, QueryParameter(name="after", required=False)]
+
+
+
+def documented(body: type, description: str) -> ResponseSpec:
+    """A response in the OpenAPI document (the bodies are msgspec-encoded by the handlers)."""
+    return ResponseSpec(body, description=description, generate_examples=False)
+
+
+# Each rule code's status, as ``replies.http_status`` maps it.
+READ_ERRORS = {
+    400: documented(RejectedReply, "invalid: a parameter breaks a rule; the error names it"),
+    404: documented(RejectedReply, "not_found: no such record"),
+    503: documented(RejectedReply, "unavailable: the services behind the gateway did not answer"),
+}
+COMMAND_ERRORS = READ_ERRORS | {
+    400: documented(RejectedReply, "invalid: the body, a header or a field breaks a rule; the error names the "
+                                   "field, and nothing is written"),
+    409: documented(RejectedReply, "the command conflicts with the record's state (already_voted, not_open, ...)"),
+    422: documented(RejectedReply, "another rule of PROTOCOLS.md refuses the command (not_rostered, ...)"),
+}
+COMMAND_RESPONSES = {200: documented(AcceptedReply, "accepted: the events appended"), **COMMAND_ERRORS}
+
+
+def waiting_for(after: int | None) -> dict[str, int]:
+    """The query fields that make a read wait for ``after``, when the caller gave it."""
+    return {} if after is None else {"after": after}
 
 
 class Gateway:

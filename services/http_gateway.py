@@ -19,8 +19,11 @@ from litestar.openapi import OpenAPIConfig
 from nats.aio.client import Client
 
 from athenaeum.services import a2a, http_tasks
+from athenaeum.services.http_common import (
+    COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
+    error_response, reply_response, waiting_for,
+)
 from athenaeum.services.replies import field_named
-from athenaeum.services.http_common import MAX_BODY, After, AgentHeader, IdempotencyHeader, Gateway, answer_response, error_response, reply_response
 from athenaeum.services.routes import ROUTES, Route
 
 
@@ -37,36 +40,34 @@ def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
         tags=[route.family],
         summary=f"{route.family} {route.verb}",
         description=(route.command.__doc__ or "").strip() or None,
+        responses=COMMAND_RESPONSES,
     )(send)
 
 
 def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
-    def after(value: int | None) -> dict[str, int]:
-        return {} if value is None else {"after": value}
+    @get("/check/{agent:str}", tags=["reads"], responses=READ_ERRORS)
+    async def check(agent: str, after: After = None) -> Response[Any]:
+        return answer_response(await gateway.query("check", agent=agent, **waiting_for(after)))
 
-    @get("/check/{agent:str}", tags=["reads"])
-    async def check(agent: str, after_: After = None) -> Response[Any]:
-        return answer_response(await gateway.query("check", agent=agent, **after(after_)))
-
-    @get("/ratifications/{topic:str}", tags=["reads"])
-    async def ratification(topic: str, render: str | None = None, after_: After = None) -> Response[Any]:
+    @get("/ratifications/{topic:str}", tags=["reads"], responses=READ_ERRORS)
+    async def ratification(topic: str, render: str | None = None, after: After = None) -> Response[Any]:
         if render:
-            return answer_response(await gateway.query("ratification.render", topic=topic, record=render, **after(after_)))
-        return answer_response(await gateway.query("ratification.show", topic=topic, **after(after_)))
+            return answer_response(await gateway.query("ratification.render", topic=topic, record=render, **waiting_for(after)))
+        return answer_response(await gateway.query("ratification.show", topic=topic, **waiting_for(after)))
 
-    @get("/proposals/{proposal_id:str}", tags=["reads"])
-    async def proposal(proposal_id: str, after_: After = None) -> Response[Any]:
-        return answer_response(await gateway.query("quorum.show", proposal_id=proposal_id, **after(after_)))
+    @get("/proposals/{proposal_id:str}", tags=["reads"], responses=READ_ERRORS)
+    async def proposal(proposal_id: str, after: After = None) -> Response[Any]:
+        return answer_response(await gateway.query("quorum.show", proposal_id=proposal_id, **waiting_for(after)))
 
-    @get("/threads/{slug:str}", tags=["reads"])
-    async def thread(slug: str, render: bool = False, after_: After = None) -> Response[Any]:
+    @get("/threads/{slug:str}", tags=["reads"], responses=READ_ERRORS)
+    async def thread(slug: str, render: bool = False, after: After = None) -> Response[Any]:
         name = "thread.render" if render else "thread.show"
-        return answer_response(await gateway.query(name, slug=slug, **after(after_)))
+        return answer_response(await gateway.query(name, slug=slug, **waiting_for(after)))
 
-    @get("/pages/{path:path}", tags=["reads"])
-    async def page(path: str, render: str | None = None, after_: After = None) -> Response[Any]:
+    @get("/pages/{path:path}", tags=["reads"], responses=READ_ERRORS)
+    async def page(path: str, render: str | None = None, after: After = None) -> Response[Any]:
         name = "page.consensus" if render == "consensus" else "page.show"
-        return answer_response(await gateway.query(name, page=path.lstrip("/"), **after(after_)))
+        return answer_response(await gateway.query(name, page=path.lstrip("/"), **waiting_for(after)))
 
     return [check, ratification, proposal, thread, page]
 
@@ -74,6 +75,21 @@ def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
 @get("/openapi.json", include_in_schema=False)
 async def openapi_json(request: Request) -> Response[bytes]:
     return Response(msgspec.json.encode(request.app.openapi_schema.to_schema()), media_type=MediaType.JSON)
+
+
+async def strict_body(request: Request) -> Response[bytes] | None:
+    """Bodies decode exactly as the NATS services decode commands. Litestar converts a body
+    with ``strict=False``, which would take ``"3"`` for 3 and ``"true"`` for true; this runs
+    before it and refuses such a body, naming the field."""
+    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
+        return None
+    try:
+        msgspec.json.decode(await request.body(), type=data.annotation)
+    except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
+        return error_response({"code": "invalid", "message": f"the request is not valid: {error}",
+                               "field": field_named(str(error)) or "body"})
+    return None
 
 
 def invalid_body(request: Request, error: ValidationException) -> Response[bytes]:
@@ -104,6 +120,7 @@ def create_app(nc: Client, base_url: str) -> Litestar:
     handlers.append(openapi_json)
     return Litestar(
         route_handlers=handlers,
+        before_request=strict_body,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
         openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum")),

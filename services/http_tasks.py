@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 from litestar import MediaType, Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 
 from athenaeum.events.commands import Command
 from athenaeum.events.task_commands import (
@@ -20,8 +21,11 @@ from athenaeum.events.task_commands import (
     ResetTask,
     TransitionTask,
 )
-from athenaeum.services.http_common import After, AgentHeader, Gateway, ProjectHeader, answer_response, error_response, reply_response
-from athenaeum.services.replies import Reply
+from athenaeum.services.http_common import (
+    COMMAND_ERRORS, READ_ERRORS, After, AgentHeader, Gateway, ProjectHeader, answer_response, documented,
+    error_response, reply_response, waiting_for,
+)
+from athenaeum.services.replies import RejectedReply, Reply
 
 PROJECT_HEADER = "X-Project-Id"
 _CARRIED = ("project_id", "task_id", "command_id")  # by the header, the path, Idempotency-Key
@@ -49,6 +53,45 @@ CreateBody, TransitionBody, ReviewBody, RulingBody, SessionBody = (
 )
 
 
+class TaskCreated(msgspec.Struct):
+    """The task's number in its project, and the stream position of its creation."""
+
+    id: int
+    position: int | None
+
+
+class TaskMoved(msgspec.Struct):
+    """Where the task stands after the command."""
+
+    id: int
+    status: str | None
+    epoch: int | None
+    position: int | None
+
+
+class ReviewAccepted(msgspec.Struct, rename="camel"):
+    """The review's run (its version in the task's history) and the ids given to its findings."""
+
+    run_id: int
+    finding_ids: list[int]
+
+
+class RulingAccepted(msgspec.Struct, rename="camel"):
+    """The ruling's run and the task's status after it."""
+
+    run_id: int
+    new_status: str | None
+
+
+def _answers(body: type[msgspec.Struct]) -> dict[int, ResponseSpec]:
+    return {200: documented(body, body.__doc__ or ""), **COMMAND_ERRORS}
+
+
+TASK_READ_ERRORS = READ_ERRORS | {
+    400: documented(RejectedReply, f"invalid: the {PROJECT_HEADER} header is missing, or a parameter breaks a rule"),
+}
+
+
 def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
     def missing_project() -> Response[bytes]:
         return error_response({"code": "invalid", "message": f"the {PROJECT_HEADER} header is required",
@@ -65,7 +108,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
     def facts(reply: Reply, tag: str) -> dict[str, Any]:
         return next((e for e in msgspec.json.decode(reply.events) if e["type"] == tag), {})
 
-    def json(body: Any) -> Response[bytes]:
+    def json(body: msgspec.Struct) -> Response[bytes]:
         return Response(msgspec.json.encode(body), status_code=200, media_type=MediaType.JSON)
 
     async def moved(request: Request, task_id: int, command: Command) -> Response[bytes]:
@@ -73,37 +116,36 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         task = await status_after(task_id, command.project_id, reply)  # type: ignore[attr-defined]
-        return json({"id": task_id, "status": task.get("status"), "epoch": task.get("epoch"),
-                     "position": reply.position})
+        return json(TaskMoved(task_id, task.get("status"), task.get("epoch"), reply.position))
 
-    @post("/tasks", status_code=200, tags=["tasks"])
+    @post("/tasks", status_code=200, tags=["tasks"], responses=_answers(TaskCreated))
     async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
-        return failed or json({"id": facts(reply, "TaskIdIssued")["number"], "position": reply.position})
+        return failed or json(TaskCreated(facts(reply, "TaskIdIssued")["number"], reply.position))
 
-    @get("/tasks/{task_id:int}", tags=["tasks"])
-    async def show(task_id: int, request: Request, after_: After = None, project: ProjectHeader = None) -> Response[Any]:
+    @get("/tasks/{task_id:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
+    async def show(task_id: int, request: Request, after: After = None, project: ProjectHeader = None) -> Response[Any]:
         if not project:
             return missing_project()
-        waited = {} if after_ is None else {"after": after_}
-        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project, **waited))
+        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project,
+                                                   **waiting_for(after)))
 
-    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
     async def claim(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
 
-    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
     async def transition(task_id: int, data: TransitionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         command = TransitionTask(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
-    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=_answers(ReviewAccepted))
     async def review(task_id: int, data: ReviewBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
@@ -112,15 +154,15 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         posted = facts(reply, "ReviewPosted")
-        return json({"runId": posted["originator_version"], "findingIds": [f["id"] for f in posted["findings"]]})
+        return json(ReviewAccepted(posted["originator_version"], [f["id"] for f in posted["findings"]]))
 
-    @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"])
+    @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def reviews(task_id: int, cycle: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         if not project:
             return missing_project()
         return answer_response(await gateway.query("task.reviews", task_id=task_id, project_id=project, cycle=cycle))
 
-    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=_answers(RulingAccepted))
     async def arbitrate(task_id: int, data: RulingBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
@@ -129,29 +171,29 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         task = await status_after(task_id, project, reply)
-        return json({"runId": facts(reply, "RulingPosted")["originator_version"], "newStatus": task.get("status")})
+        return json(RulingAccepted(facts(reply, "RulingPosted")["originator_version"], task.get("status")))
 
-    @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"])
+    @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def arbitrations(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         if not project:
             return missing_project()
         return answer_response(await gateway.query("task.arbitrations", task_id=task_id, project_id=project))
 
-    @get("/tasks/{task_id:int}/arbitrations/{trigger:str}/addendum", tags=["tasks"])
+    @get("/tasks/{task_id:int}/arbitrations/{trigger:str}/addendum", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def addendum(task_id: int, trigger: str, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         if not project:
             return missing_project()
         return answer_response(await gateway.query("task.addendum", task_id=task_id, project_id=project,
                                                    trigger=trigger))
 
-    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
     async def session_ended(task_id: int, data: SessionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         command = EndRoleSession(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
-    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"])
+    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
     async def reset(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()

@@ -12,6 +12,8 @@ from athenaeum.events import Event
 
 
 class ErrorBody(msgspec.Struct, omit_defaults=True):
+    """Why a command or query was refused: the rule's code (PROTOCOLS.md), and the field at fault."""
+
     code: str
     message: str
     field: str | None = None
@@ -36,19 +38,26 @@ class Reply(msgspec.Struct):
         return cls(ok=False, error=ErrorBody(code, message, field))
 
 
-class _Accepted(msgspec.Struct, omit_defaults=True):
+class AcceptedReply(msgspec.Struct, omit_defaults=True):
+    """An accepted command: the events it appended, the last at stream ``position``; a retry
+    of the same command id gets the same answer and appends nothing."""
+
     ok: bool
     position: int | None
     events: msgspec.Raw
     warnings: list[str] = []
 
 
-class _Rejected(msgspec.Struct):
+class RejectedReply(msgspec.Struct):
+    """A refused command or query: nothing was written."""
+
     ok: bool
     error: ErrorBody | None
+
+
 _encoder = msgspec.json.Encoder()
 _FIELD = re.compile(r"at `\$\.([^`\[]+)")
-_UNKNOWN = re.compile(r"unknown field `([^`]+)`")
+_NAMED = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
 
 
 def encode_events(events: Sequence[Event]) -> msgspec.Raw:
@@ -58,8 +67,8 @@ def encode_events(events: Sequence[Event]) -> msgspec.Raw:
 def encode(reply: Reply) -> bytes:
     """Exactly the documented shape: an accepted reply has no error, a rejected one no events."""
     if reply.ok:
-        return _encoder.encode(_Accepted(True, reply.position, reply.events, reply.warnings))
-    return _encoder.encode(_Rejected(False, reply.error))
+        return _encoder.encode(AcceptedReply(True, reply.position, reply.events, reply.warnings))
+    return _encoder.encode(RejectedReply(False, reply.error))
 
 
 decode = msgspec.json.Decoder(Reply).decode
@@ -85,5 +94,5 @@ def malformed(error: msgspec.DecodeError) -> Reply:
 
 def field_named(message: str) -> str | None:
     """The field a msgspec decoding error names, if any."""
-    found = _FIELD.search(message) or _UNKNOWN.search(message)
+    found = _FIELD.search(message) or _NAMED.search(message)
     return found.group(1) if found else None

@@ -72,6 +72,24 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
     assert http.get("/ratifications/adr-12").status_code == 404
 
 
+def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.Client) -> None:
+    # A web framework's lax conversion would take "1" for 1; the NATS services would not.
+    quoted = http.post("/commands/quorum/propose", headers=as_("alice"),
+                       json={"text": "Adopt", "electorate": ["bob"], "threshold": "1", "proposal_id": "0000CAFE"})
+    assert quoted.status_code == 400 and quoted.json()["error"]["field"] == "threshold"
+    assert http.get("/proposals/0000CAFE").status_code == 404
+    budget = http.post("/tasks", headers=as_("ops", "proj-2"),
+                       json={"title": "t", "planPath": "p.md", "reviewCycleBudget": "3"})
+    assert budget.status_code == 400 and budget.json()["error"]["field"] == "reviewCycleBudget"
+    assert http.get("/tasks/1", headers=as_("ops", "proj-2")).status_code == 404
+    missing = http.post("/tasks", headers=as_("ops", "proj-2"), json={"title": "t"})
+    assert missing.status_code == 400 and missing.json()["error"]["field"] == "planPath"
+    not_an_object = http.post("/commands/ratification/init", headers=as_("alice"), json=["adr-13"])
+    assert not_an_object.status_code == 400 and not_an_object.json()["error"]["field"] == "body"
+    bad_after = http.get("/check/alice", params={"after": "soon"})
+    assert bad_after.status_code == 400 and bad_after.json()["error"]["field"] == "after"
+
+
 def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
     from athenaeum.services.routes import ROUTES
 
@@ -81,6 +99,22 @@ def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
             "/check/{agent}", "/pages/{path}"} <= set(paths)
     vote = paths["/commands/ratification/vote"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert vote["$ref"].endswith("CastVote")
+
+
+def test_the_openapi_document_gives_each_answers_body(http: httpx.Client) -> None:
+    document = http.get("/openapi.json").json()
+
+    def body(path: str, method: str, status: str) -> str:
+        return document["paths"][path][method]["responses"][status]["content"]["application/json"]["schema"]["$ref"]
+
+    assert body("/commands/ratification/vote", "post", "200").endswith("/AcceptedReply")
+    for status in ("400", "404", "409", "422", "503"):
+        assert body("/commands/ratification/vote", "post", status).endswith("/RejectedReply")
+    assert body("/tasks", "post", "200").endswith("/TaskCreated")
+    assert body("/tasks/{task_id}/arbitrations", "post", "200").endswith("/RulingAccepted")
+    assert body("/check/{agent}", "get", "404").endswith("/RejectedReply")
+    error = document["components"]["schemas"]["ErrorBody"]
+    assert set(error["properties"]) == {"code", "message", "field"}
 
 
 def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
