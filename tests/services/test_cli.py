@@ -135,13 +135,17 @@ def test_every_view_change_lands_in_the_kv_bucket_without_revealing_votes(served
     assert bob["items"][0]["id"] == "adr-10" and opened["ok"]
 
 
-def test_the_demo_shows_a_ratification_and_a_convergence(tmp_path: Path) -> None:
+def test_the_demo_shows_ratifications_a_quorum_and_a_page_becoming_canon(tmp_path: Path) -> None:
     done = subprocess.run([*ATHENAEUM, "demo"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "**Grain-gate:** all-SIGN" in done.stdout
     assert "accepted (threshold-reached): ACK claude-code, gemini; NACK codex" in done.stdout
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in done.stdout
     assert "CONVERGE: human-decision: rewrite-with-caveats" in done.stdout
+    assert "- proposed_crystallization: wiki/canon/retention.md: The retention rule" in done.stdout
+    consensus = done.stdout.split("===== wiki/canon/retention.md: consensus =====\n")[1].splitlines()
+    assert consensus[:3] == ["rev: v1", "lifecycle: canonical", "consensus:"]
+    assert consensus[4].startswith('  codex: "contributed | ')
 
 
 def test_fast_mode_rejects_on_a_dissent(served: Served) -> None:
