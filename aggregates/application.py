@@ -19,7 +19,8 @@ class EventMapper(Mapper[str]):
     """Stores an event as its msgspec JSON under its stable tag, never a Python import path."""
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
-        if not isinstance(domain_event, (Event, Snapshot)):
+        if not isinstance(domain_event, (Event, Snapshot)) or type(domain_event) is Event:
+            # The base class has no tag of its own: stored, it could never be read back.
             raise TypeError(f"{type(domain_event).__qualname__} is not an Athenaeum event")
         state = _encoder.encode(domain_event)
         if self.compressor:

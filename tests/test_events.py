@@ -68,6 +68,11 @@ def test_an_unknown_tag_is_a_clear_error() -> None:
         mapper.to_domain_event(stored)
 
 
+def test_the_base_event_has_no_tag_to_be_read_back_by_and_is_refused() -> None:
+    with pytest.raises(TypeError, match="not an Athenaeum event"):
+        mapper.to_stored_event(event(Event, 1))
+
+
 def test_two_classes_cannot_claim_one_tag() -> None:
     class Base(msgspec.Struct, tag_field="type"):
         pass

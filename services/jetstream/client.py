@@ -31,6 +31,12 @@ from athenaeum.services.nats_server import NatsServerError, require_version
 MAX_BATCH = 1000
 # 10071 on a single server, 10164 from a clustered stream's leader.
 WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
+# A server takes at most 50 atomic batches in flight per stream: over that, a batch's first
+# message is refused (10210) and its commit then finds the batch incomplete (10176), with
+# nothing stored. This process keeps well under the limit; other writers may still fill it.
+MAX_BATCHES_IN_FLIGHT = 32
+BATCH_REFUSED = frozenset({10176, 10210})
+BATCH_RETRY_WAITS = (0.01, 0.05, 0.1, 0.2, 0.4)
 STREAM_NOT_FOUND = 10059
 STREAM_NAME_IN_USE = 10058
 
@@ -65,6 +71,8 @@ class JetStreamClient:
         self.nc = nc
         self.timeout = timeout
         self._reads: ReadReplies | None = None
+        self._online = asyncio.Event()
+        self._batches = asyncio.Semaphore(MAX_BATCHES_IN_FLIGHT)
 
     @classmethod
     async def connect(cls, urls: Sequence[str], timeout: float, name: str) -> JetStreamClient:
@@ -83,9 +91,14 @@ class JetStreamClient:
                     reconnect_time_wait=0.25,
                     error_cb=_log_connection_error,
                     disconnected_cb=client._disconnected,
+                    reconnected_cb=client._reconnected,
+                    # Nothing is buffered while disconnected: a write that failed must not
+                    # land later, when the server is back, after its caller was told it failed.
+                    pending_size=0,
                 ),
                 timeout,
             )
+            client._online.set()
             # Checked on connect: an old server would fail later, on an unknown stream option.
             version = client.nc.connected_server_version
             require_version((version.major, version.minor, version.patch), f"the server at {', '.join(urls)}")
@@ -107,8 +120,20 @@ class JetStreamClient:
             log.debug("closing a broken NATS connection: %r", error)
 
     async def _disconnected(self) -> None:
+        self._online.clear()
         if self._reads is not None:
             self._reads.abandon_all("the NATS connection dropped during a read; read again")
+
+    async def _reconnected(self) -> None:
+        self._online.set()
+
+    async def _wait_online(self, doing: str) -> None:
+        """Wait (bounded) for a connection that is back, instead of failing at once."""
+        if not self._online.is_set():
+            try:
+                await asyncio.wait_for(self._online.wait(), self.timeout)
+            except asyncio.TimeoutError:
+                raise OperationalError(f"{doing}: not connected to NATS for {self.timeout}s") from None
 
     async def ensure_stream(self, config: dict[str, object]) -> None:
         """Create the stream unless it exists; an existing one must allow what we rely on."""
@@ -135,17 +160,26 @@ class JetStreamClient:
             )
         if len(messages) == 1:
             only = messages[0]
-            reply = await self._request(only.subject, only.payload, only.headers)
+            ack = _decode_ack((await self._request(only.subject, only.payload, only.headers)).data)
         else:
-            reply = await self._append_batch(messages)
-        ack = _decode_ack(reply.data)
+            ack = await self._append_batch(messages)
         if ack.error is not None:
             if ack.error.err_code in WRONG_LAST_SEQUENCE:
                 raise WrongLastSequence(ack.error.description)
             raise OperationalError(f"append rejected by JetStream: {ack.error.description} ({ack.error.err_code})")
         return ack.seq
 
-    async def _append_batch(self, messages: Sequence[Outgoing]) -> Msg:
+    async def _append_batch(self, messages: Sequence[Outgoing]) -> PubAck:
+        async with self._batches:
+            for wait in BATCH_RETRY_WAITS:
+                ack = _decode_ack((await self._send_batch(messages)).data)
+                if ack.error is None or ack.error.err_code not in BATCH_REFUSED:
+                    return ack
+                await asyncio.sleep(wait)  # refused whole, nothing stored: try again
+            return _decode_ack((await self._send_batch(messages)).data)
+
+    async def _send_batch(self, messages: Sequence[Outgoing]) -> Msg:
+        await self._wait_online("append")
         batch_id = uuid.uuid4().hex
         first, *middle, last = messages
         try:
@@ -176,6 +210,7 @@ class JetStreamClient:
         request = {"seq": start, "batch": limit, "max_bytes": MAX_BATCH_BYTES, "next_by_subj": subject}
         reply = None
         try:
+            await self._wait_online(f"reading {subject}")
             if self._reads is None:
                 self._reads = await ReadReplies.open(self.nc)
             reply, pending = self._reads.expect(start)
@@ -222,6 +257,7 @@ class JetStreamClient:
         return await self._ask(subject, payload, headers)
 
     async def _ask(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
+        await self._wait_online(f"request on {subject}")
         try:
             # request() bounds its own wait; publish_async, whose future an error reply can
             # leave unresolved (nats.py issue 985), is never used here.

@@ -12,6 +12,7 @@ Configuration, read from the application's environment (so ``<APP>_``-prefixed n
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from typing import Any
 
 from eventsourcing.persistence import (
@@ -63,15 +64,23 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
-        urls = [url.strip() for url in self.env.get(self.NATS_URL, DEFAULT_URL).split(",") if url.strip()]
+        self._urls = [url.strip() for url in self.env.get(self.NATS_URL, DEFAULT_URL).split(",") if url.strip()]
         stream = self.env.get(self.STREAM, DEFAULT_STREAM)
         replicas = int(self.env.get(self.REPLICAS, "1"))
         self.events_config = stream_config(stream, replicas, immutable=True)
         # Snapshots are derived data: they may be deleted and rebuilt.
         self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=False)
-        timeout = float(self.env.get(self.TIMEOUT, "5"))
-        self.connection = Connection(urls, timeout, name=f"athenaeum:{self.env.name}")
+        self._timeout = float(self.env.get(self.TIMEOUT, "5"))
+        self._closed = False
         self._logs: dict[str, StreamLog] = {}
+
+    @cached_property
+    def connection(self) -> Connection:
+        """Made on first use: eventsourcing also makes factories only for their mapper (a
+        process application, for each application it follows), and never closes those."""
+        if self._closed:
+            raise ProgrammingError("this JetStream infrastructure factory is closed")
+        return Connection(self._urls, self._timeout, name=f"athenaeum:{self.env.name}")
 
     def _log(self, config: dict[str, object], events_log: StreamLog | None = None) -> StreamLog:
         name = str(config["name"])
@@ -111,7 +120,9 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
 
     def close(self) -> None:
         """Close the NATS connection and its loop thread; safe to call twice."""
-        self.connection.close()
+        self._closed = True
+        if "connection" in self.__dict__:
+            self.connection.close()
 
     def __exit__(self, *exc_info: Any) -> None:
         super().__exit__(*exc_info)

@@ -22,6 +22,8 @@ import hashlib
 import re
 from uuid import UUID
 
+from eventsourcing.persistence import ProgrammingError
+
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _ESCAPE = re.compile(r"~([0-9A-F]{2})")
 EMPTY_TOKEN = "~"  # '~' never stands alone otherwise, and a subject token cannot be empty
@@ -29,6 +31,8 @@ EMPTY_TOKEN = "~"  # '~' never stands alone otherwise, and a subject token canno
 # drops the connection for good.
 MAX_TOKEN = 200
 ORIGINATOR_ID = "Athenaeum-Originator-Id"
+# A hashed id travels escaped in a header, and the server refuses over 64 KiB of headers.
+MAX_ESCAPED_ID = 32 * 1024
 
 
 def escape(text: str, marker: str = "~") -> str:
@@ -68,7 +72,12 @@ class StreamSubjects:
     def id_headers(self, originator_id: UUID | str, subject: str) -> dict[str, str]:
         """The headers that name the aggregate when its subject cannot."""
         if subject.startswith(f"{self._events_prefix}h."):
-            return {ORIGINATOR_ID: escape(str(originator_id))}
+            escaped = escape(str(originator_id))
+            if len(escaped) > MAX_ESCAPED_ID:
+                raise ProgrammingError(
+                    f"an aggregate id of {len(escaped):,} bytes once escaped; at most {MAX_ESCAPED_ID:,} are stored"
+                )
+            return {ORIGINATOR_ID: escaped}
         return {}
 
     def originator_id(self, subject: str, headers: dict[str, str]) -> UUID | str:

@@ -126,6 +126,19 @@ AWKWARD_IDS = [
 ]
 
 
+def test_more_concurrent_batches_than_the_server_takes_in_flight_all_land(factory) -> None:
+    # The server refuses a stream's 51st atomic batch in flight; each insert must land anyway.
+    recorder = factory.application_recorder()
+    inserts = 300
+
+    def insert(number: int) -> None:
+        recorder.insert_events([stored(f"busy/{number}", version, b"x" * 2000) for version in range(1, 200)])
+
+    with ThreadPoolExecutor(150) as pool:
+        list(pool.map(insert, range(inserts)))
+    assert recorder.max_notification_id() == inserts * 199
+
+
 def test_awkward_ids_round_trip_without_colliding(factory) -> None:
     recorder = factory.application_recorder()
     recorder.insert_events([stored(i, 1, repr(i).encode()) for i in AWKWARD_IDS])
@@ -135,6 +148,13 @@ def test_awkward_ids_round_trip_without_colliding(factory) -> None:
         assert event.state == repr(originator_id).encode()
     notified = recorder.select_notifications(start=None, limit=100)
     assert [n.originator_id for n in notified] == AWKWARD_IDS
+
+
+def test_an_id_too_long_to_carry_is_refused_clearly_and_nothing_is_written(factory) -> None:
+    recorder = factory.application_recorder()
+    with pytest.raises(ProgrammingError, match="at most 32,768"):
+        recorder.insert_events([stored("a" * 70_000, 1)])
+    assert recorder.max_notification_id() is None
 
 
 def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:

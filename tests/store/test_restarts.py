@@ -42,6 +42,20 @@ def test_acknowledged_events_survive_a_server_restart(own_server: NatsServer, en
         assert [e.originator_version for e in factory.application_recorder().select_events("kept")] == [1, 2]
 
 
+def test_a_write_refused_while_the_server_is_away_never_lands_later(own_server: NatsServer, env) -> None:
+    with JetStreamFactory(Environment(env=env)) as factory:
+        recorder = factory.application_recorder()
+        recorder.insert_events([stored("kept", 1)])
+        own_server.stop()
+        for refused in ([stored("kept", 2)], [stored("batch", 1), stored("batch", 2)]):
+            with pytest.raises(OperationalError, match="not connected"):
+                recorder.insert_events(refused)
+        own_server.start()
+        recorder.insert_events([stored("after", 1)])  # waits for the connection to come back
+        assert [e.originator_version for e in recorder.select_events("kept")] == [1]
+        assert recorder.select_events("batch") == []
+
+
 def test_a_subscription_resumes_after_a_server_restart(own_server: NatsServer, env) -> None:
     with JetStreamFactory(Environment(env=env)) as factory:
         recorder = factory.application_recorder()
@@ -79,7 +93,18 @@ def test_stop_ends_a_waiting_subscription_promptly(own_server: NatsServer, env) 
 def test_an_unreachable_server_is_a_clear_error() -> None:
     env = {"ATHENAEUM_NATS_URL": f"nats://127.0.0.1:{free_port()}", "ATHENAEUM_NATS_TIMEOUT": "1"}
     with pytest.raises(OperationalError, match="cannot reach NATS"):
-        JetStreamFactory(Environment(env=env))
+        JetStreamFactory(Environment(env=env)).application_recorder()
+
+
+def test_a_factory_connects_only_when_a_recorder_needs_it() -> None:
+    # eventsourcing makes factories only for their mapper, and never closes those.
+    env = {"ATHENAEUM_NATS_URL": f"nats://127.0.0.1:{free_port()}"}
+    factory = JetStreamFactory(Environment(env=env))
+    assert factory.mapper() is not None
+    assert not [thread for thread in threading.enumerate() if thread.name == "athenaeum-jetstream"]
+    factory.close()
+    with pytest.raises(ProgrammingError, match="closed"):
+        factory.application_recorder()
 
 
 def test_a_bad_stream_name_is_a_clear_error(env) -> None:
@@ -128,7 +153,8 @@ def _connect_when_listening(env: dict[str, str]) -> None:
     deadline = time.monotonic() + 10
     while True:
         try:
-            JetStreamFactory(Environment(env=env)).close()
+            with JetStreamFactory(Environment(env=env)) as factory:
+                factory.application_recorder()
             return
         except OperationalError:
             if time.monotonic() > deadline:
