@@ -4,10 +4,12 @@ context a command runs in, and the stamp that gives new events their envelope.""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypeVar
+
+import msgspec
 
 from athenaeum.events import Event
 
@@ -17,6 +19,9 @@ PAGE_PATH_LIMIT = 255
 LAST_YEAR = 9000  # deadlines stay clear of datetime's year 9999, where rounding would overflow
 TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
 ARTIFACT_LIMIT = 512 * 1024
+COMMAND_ID_LIMIT = 256  # bytes: an idempotency key, copied into every event the command appends
+# Texts whose family's rules allow more than TEXT_LIMIT, and check it themselves.
+LONG_TEXTS = frozenset({"artifact", "content", "rawMarkdown", "rulingMarkdown"})
 
 E = TypeVar("E", bound=Event)
 
@@ -97,6 +102,33 @@ class Stamp:
             command_id=self.context.command_id,
             **fields,
         )
+
+
+def require_bounded_texts(command: msgspec.Struct) -> None:
+    """Every text of a command, however deep, within its limit: no field is left unbounded
+    because its family's rules do not mention it."""
+    for field, text in _texts(command, ""):
+        top = field.partition(".")[0]
+        if top in LONG_TEXTS:
+            continue
+        limit = COMMAND_ID_LIMIT if field == "command_id" else TEXT_LIMIT
+        if len(text.encode()) > limit:
+            raise Invalid(f"{field} is over {limit:,} bytes", field)
+
+
+def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, msgspec.Struct):
+        for name, wire_name in zip(value.__struct_fields__, value.__struct_encode_fields__):
+            yield from _texts(getattr(value, name), f"{path}.{wire_name}" if path else wire_name)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _texts(item, path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _texts(key, path)
+            yield from _texts(item, f"{path}.{key}" if path else str(key))
 
 
 def require_slug(value: str, field: str) -> None:

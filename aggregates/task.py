@@ -123,14 +123,14 @@ def fail(task: Task, context: Context, *, reason: FailureReason, detail: str = "
 
 def end_role_session(task: Task, context: Context, *, role: str, exit_code: int) -> list[Event]:
     """A session that exits 0 without the task's status having changed since the previous
-    session ended was a no-op: the task fails (even from arbitrating: the arbitrator whose
-    ruling got a 409 exits 0, and this is how its task leaves). Reviewers run side by side,
-    so a reviewer whose review of the current cycle is in made progress."""
+    session ended was a no-op: the task fails, except from arbitrating, which only a ruling
+    leaves (PROTOCOLS.md section 5). Reviewers run side by side, so a reviewer whose review
+    of the current cycle is in made progress."""
     require_role(role, "role")
     stamp = Stamp(task.id, task.version, context)
     ended = stamp(RoleSessionEnded, role=role, exit_code=exit_code)
     progressed = task.status_version > task.session_mark or role in task.reviewed_roles
-    if exit_code != 0 or task.status in TERMINAL or progressed:
+    if exit_code != 0 or task.status in TERMINAL or task.status is TaskStatus.ARBITRATING or progressed:
         return [ended]
     detail = f"the {role} session exited 0 and the task stayed {task.status.value}"
     return [ended, stamp(TaskFailed, failure_reason=FailureReason.ROLE_SESSION_NO_OP, failure_detail=detail)]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import msgspec
 
 from athenaeum.aggregates.state import AggregateState
@@ -121,6 +123,15 @@ def evolve(state: Task | None, event: Event) -> Task | None:
             )
             return _moved(fresh, event, TaskStatus.PENDING)
     return state
+
+
+def status_set_by(events: Iterable[Event]) -> TaskStatus | None:
+    """The status ``events`` (one command's) leave a task in, when they move it; None when
+    they leave its status as it was. A retried command is answered as it was the first time."""
+    probe = Task(id="", version=0, project_id="", review_cycle_budget=0)
+    for event in events:
+        probe = evolve(probe, event) or probe
+    return probe.status if probe.status_version else None
 
 
 def _moved(state: Task, event: Event, status: TaskStatus) -> Task:

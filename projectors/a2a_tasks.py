@@ -16,4 +16,6 @@ def project(event: Event, lookup: Lookup) -> list[Change]:
     if not isinstance(event, ArtifactFrozen) or not event.command_id.startswith(COMMAND_PREFIX):
         return []
     task_id = event.command_id.removeprefix(COMMAND_PREFIX)
+    if lookup(VIEW, task_id) is not None:
+        return []  # a task id names the first ratification it opened, for good
     return [Change(VIEW, task_id, {"task_id": task_id, "topic": event.key, "by": event.actor})]

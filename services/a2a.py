@@ -94,6 +94,10 @@ class A2A:
         reply = await self.gateway.send(request, command)
         if not reply.ok and reply.error is not None:
             raise RpcError(INVALID_PARAMS, reply.error.message, msgspec.to_builtins(reply.error))
+        # A racing send of the same task id with another topic got there first: this reply is its.
+        frozen = next(e for e in msgspec.json.decode(reply.events) if e["type"] == "ArtifactFrozen")
+        if (known := frozen["originator_id"]) != command.topic:  # ratification ids are bare topics
+            raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
         return task_id, await self._document(command.topic, after=reply.position)
 
     async def get(self, task_id: str) -> dict[str, Any]:

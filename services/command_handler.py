@@ -82,14 +82,22 @@ class CommandHandler:
         roster = self.load(FLEET_ID, project_fleet)
         return roster is not None and principal in roster.humans
 
-    def handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
+    def handle(
+        self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None,
+        *, scoped: bool = True,
+    ) -> Reply:
+        """``scoped=False`` makes ``command_id`` name one command across every actor and
+        aggregate (an A2A task id names one ratification, whoever sends it)."""
         with self._turn(aggregate_id):
-            return self._handle(aggregate_id, project, decide, actor, command_id)
+            return self._handle(aggregate_id, project, decide, actor, command_id, scoped)
 
-    def _handle(self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None) -> Reply:
+    def _handle(
+        self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None, scoped: bool
+    ) -> Reply:
         command_id = command_id or uuid.uuid4().hex
         # Scoped by actor and aggregate: one caller's id can neither squat on nor read another's.
-        marker = f"{actor}/{aggregate_id}/{command_id}"
+        # A JSON array keeps the parts apart: ids and keys may contain any separator.
+        marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
         if (earlier := self._applied(marker)) is not None:
             return earlier
         context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)

@@ -15,7 +15,7 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.aggregates.rules import SLUG
+from athenaeum.aggregates.rules import SLUG, RuleViolation, require_bounded_texts
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.replies import Reply, encode, malformed
 from athenaeum.services.routes import ROUTES, Route
@@ -58,8 +58,11 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
         else:
             try:
                 command = decoder.decode(request.data)
+                require_bounded_texts(command)
             except msgspec.DecodeError as error:
                 reply = malformed(error)
+            except RuleViolation as violation:
+                reply = Reply.rejected(violation.code, violation.message, violation.field)
             else:
                 loop = asyncio.get_running_loop()
                 try:

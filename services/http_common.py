@@ -11,6 +11,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from nats.aio.client import Client
 
+from athenaeum.aggregates.rules import SLUG
 from athenaeum.events.commands import Command
 from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
@@ -65,10 +66,13 @@ class Gateway:
         return AthenaeumClient(self.nc, actor, self.timeout)
 
     async def send(self, request: Request, command: Command) -> Reply:
-        actor = request.headers.get(AGENT_HEADER, "")
-        if not actor:
-            return Reply.rejected("invalid", f"the {AGENT_HEADER} header names who sends the command", AGENT_HEADER)
-        if command.command_id is None and (key := request.headers.get(IDEMPOTENCY_HEADER)):
+        actor = header(request, AGENT_HEADER)
+        if not SLUG.fullmatch(actor):
+            return Reply.rejected(
+                "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
+                AGENT_HEADER,
+            )
+        if command.command_id is None and (key := header(request, IDEMPOTENCY_HEADER)):
             command = msgspec.structs.replace(command, command_id=key)
         try:
             return await self.client(actor).send(command)
@@ -80,6 +84,15 @@ class Gateway:
             return await self.client("http-gateway").query(name, **fields)
         except Unreachable as error:
             return {"ok": False, "error": {"code": "unavailable", "message": str(error)}}
+
+
+def header(request: Request, name: str) -> str:
+    """A header's text: HTTP hands headers over as Latin-1, clients send UTF-8."""
+    value = request.headers.get(name, "")
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:  # not UTF-8 after all: keep what HTTP gave
+        return value
 
 
 def reply_response(reply: Reply) -> Response[bytes]:

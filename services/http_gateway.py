@@ -18,6 +18,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
 from nats.aio.client import Client
 
+from athenaeum.aggregates.rules import SLUG
 from athenaeum.services import a2a, http_tasks
 from athenaeum.services.http_common import (
     COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
@@ -47,6 +48,8 @@ def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
 def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
     @get("/check/{agent:str}", tags=["reads"], responses=READ_ERRORS)
     async def check(agent: str, after: After = None) -> Response[Any]:
+        if not SLUG.fullmatch(agent):
+            return error_response({"code": "invalid", "message": f"{agent!r} is not an agent slug", "field": "agent"})
         return answer_response(await gateway.query("check", agent=agent, **waiting_for(after)))
 
     @get("/ratifications/{topic:str}", tags=["reads"], responses=READ_ERRORS)
@@ -66,6 +69,9 @@ def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
 
     @get("/pages/{path:path}", tags=["reads"], responses=READ_ERRORS)
     async def page(path: str, render: str | None = None, after: After = None) -> Response[Any]:
+        if render not in (None, "consensus"):
+            return error_response({"code": "invalid", "message": f"render={render!r}: a page renders only its "
+                                   "consensus block", "field": "render"})
         name = "page.consensus" if render == "consensus" else "page.show"
         return answer_response(await gateway.query(name, page=path.lstrip("/"), **waiting_for(after)))
 
@@ -82,10 +88,11 @@ async def strict_body(request: Request) -> Response[bytes] | None:
     with ``strict=False``, which would take ``"3"`` for 3 and ``"true"`` for true; this runs
     before it and refuses such a body, naming the field."""
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
-    if data is None:
+    body = await request.body()
+    if data is None or (data.is_optional and not body.strip()):
         return None
     try:
-        msgspec.json.decode(await request.body(), type=data.annotation)
+        msgspec.json.decode(body, type=data.annotation)
     except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
         return error_response({"code": "invalid", "message": f"the request is not valid: {error}",
                                "field": field_named(str(error)) or "body"})

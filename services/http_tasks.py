@@ -11,7 +11,9 @@ from litestar import MediaType, Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi.datastructures import ResponseSpec
 
+from athenaeum.aggregates.task_state import status_set_by
 from athenaeum.events.commands import Command
+from athenaeum.events.task import TaskEvent, TaskIdIssued, TaskReset
 from athenaeum.events.task_commands import (
     ClaimTask,
     CreateTask,
@@ -53,6 +55,10 @@ CreateBody, TransitionBody, ReviewBody, RulingBody, SessionBody = (
 )
 
 
+class NoFields(msgspec.Struct, forbid_unknown_fields=True):
+    """The body of a command whose path and headers say it all: none, or ``{}``."""
+
+
 class TaskCreated(msgspec.Struct):
     """The task's number in its project, and the stream position of its creation."""
 
@@ -87,6 +93,9 @@ def _answers(body: type[msgspec.Struct]) -> dict[int, ResponseSpec]:
     return {200: documented(body, body.__doc__ or ""), **COMMAND_ERRORS}
 
 
+_decode_events = msgspec.json.Decoder(list[TaskEvent | TaskIdIssued]).decode
+
+
 TASK_READ_ERRORS = READ_ERRORS | {
     400: documented(RejectedReply, f"invalid: the {PROJECT_HEADER} header is missing, or a parameter breaks a rule"),
 }
@@ -101,9 +110,17 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         reply = await gateway.send(request, command)
         return reply, None if reply.ok else reply_response(reply)
 
-    async def status_after(task_id: int, project: str, reply: Reply) -> dict[str, Any]:
+    async def status_after(task_id: int, project: str, reply: Reply) -> tuple[str | None, int | None]:
+        """The status the command left, from its own events, so that a retry gets the first
+        answer; the view gives the status a command did not move, and the epoch a reset did not set."""
+        events = _decode_events(reply.events)
+        status = status_set_by(events)
+        reset = next((e for e in reversed(events) if isinstance(e, TaskReset)), None)
+        if status is not None and reset is not None:
+            return status.value, reset.epoch
         answer = await gateway.query("task.show", task_id=task_id, project_id=project, after=reply.position or 0)
-        return answer.get("result") or {}
+        task = answer.get("result") or {}
+        return (status.value if status else task.get("status")), task.get("epoch")
 
     def facts(reply: Reply, tag: str) -> dict[str, Any]:
         return next((e for e in msgspec.json.decode(reply.events) if e["type"] == tag), {})
@@ -115,8 +132,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         reply, failed = await sent(request, command)
         if failed:
             return failed
-        task = await status_after(task_id, command.project_id, reply)  # type: ignore[attr-defined]
-        return json(TaskMoved(task_id, task.get("status"), task.get("epoch"), reply.position))
+        status, epoch = await status_after(task_id, command.project_id, reply)  # type: ignore[attr-defined]
+        return json(TaskMoved(task_id, status, epoch, reply.position))
 
     @post("/tasks", status_code=200, tags=["tasks"], responses=_answers(TaskCreated))
     async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
@@ -133,7 +150,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                                    **waiting_for(after)))
 
     @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def claim(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+    async def claim(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
@@ -170,8 +187,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                                        **msgspec.structs.asdict(data)))
         if failed:
             return failed
-        task = await status_after(task_id, project, reply)
-        return json(RulingAccepted(facts(reply, "RulingPosted")["originator_version"], task.get("status")))
+        status, _ = await status_after(task_id, project, reply)
+        return json(RulingAccepted(facts(reply, "RulingPosted")["originator_version"], status))
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def arbitrations(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
@@ -194,7 +211,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return await moved(request, task_id, command)
 
     @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def reset(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+    async def reset(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))

@@ -17,7 +17,7 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
-from athenaeum.projectors import ratification_status
+from athenaeum.projectors import a2a_tasks, ratification_status
 from athenaeum.services.command_handler import CommandHandler, Decide, existing
 from athenaeum.services.deadlines import closing
 from athenaeum.services.replies import Reply
@@ -44,7 +44,9 @@ def init(handler: CommandHandler, command: InitRatification, actor: str) -> Repl
             superseded_exists=superseded_exists,
         )
 
-    return handler.handle(command.topic, project, decide, actor, command.command_id)
+    # An A2A task's id is the command id: it names one ratification, whoever sends it.
+    a2a_task = (command.command_id or "").startswith(a2a_tasks.COMMAND_PREFIX)
+    return handler.handle(command.topic, project, decide, actor, command.command_id, scoped=not a2a_task)
 
 
 def vote(handler: CommandHandler, command: CastVote, actor: str) -> Reply:

@@ -68,6 +68,26 @@ async def test_malformed_input_names_the_field(commands) -> None:
     assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "bogus"
 
 
+@pytest.mark.parametrize(("fields", "field"), [
+    ({"artifact_origin": "o" * (64 * 1024 + 1)}, "artifact_origin"),
+    ({"command_id": "k" * 257}, "command_id"),
+    ({"artifact": "a" * (300 * 1024)}, None),  # an artifact has its own, larger limit
+])
+async def test_every_text_of_a_command_is_bounded(commands, fields: dict, field: str | None) -> None:
+    name = topic()
+    reply = await commands("init", "alice", **({"topic": name, "roster": ["alice"], "artifact": ARTIFACT} | fields))
+    assert reply["ok"] if field is None else reply["error"] == {
+        "code": "invalid", "message": reply["error"]["message"], "field": field}
+
+
+async def test_a_text_deep_in_a_command_is_bounded_too(commands) -> None:
+    name = topic()
+    await commands("init", "alice", topic=name, roster=["alice"], artifact=ARTIFACT)
+    reply = await commands("decide", "ada", topic=name, decision="rewrite-with-caveats",
+                           caveats=[{"atom": "A1", "verifier": "v" * (64 * 1024 + 1)}])
+    assert reply["error"]["field"] == "caveats.verifier"
+
+
 async def test_a_vote_on_an_unknown_topic_is_not_found(commands) -> None:
     reply = await commands("vote", "alice", topic="no-such-topic", sha256="0" * 64, decision="SIGN")
     assert reply["error"]["code"] == "not_found"

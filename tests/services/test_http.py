@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -72,6 +73,19 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
     assert http.get("/ratifications/adr-12").status_code == 404
 
 
+def test_idempotency_keys_of_different_commands_never_collide(http: httpx.Client) -> None:
+    # Page paths and keys both may hold '/': "wiki/a.md" + "k1" and "wiki" + "a.md/k1".
+    for page in ("wiki/a.md", "wiki"):
+        assert http.post("/commands/page/init", headers=as_("alice"), json={"page": page, "content": "# A\n"}).is_success
+    first = http.post("/commands/page/read", headers=as_("alice") | {"Idempotency-Key": "k1"},
+                      json={"page": "wiki/a.md", "session_id": "s1"})
+    second = http.post("/commands/page/read", headers=as_("alice") | {"Idempotency-Key": "a.md/k1"},
+                       json={"page": "wiki", "session_id": "s1"})
+    assert first.status_code == second.status_code == 200
+    assert second.json()["position"] > first.json()["position"]
+    assert second.json()["events"][0]["originator_id"] == "page:wiki"
+
+
 def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.Client) -> None:
     # A web framework's lax conversion would take "1" for 1; the NATS services would not.
     quoted = http.post("/commands/quorum/propose", headers=as_("alice"),
@@ -88,6 +102,13 @@ def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.
     assert not_an_object.status_code == 400 and not_an_object.json()["error"]["field"] == "body"
     bad_after = http.get("/check/alice", params={"after": "soon"})
     assert bad_after.status_code == 400 and bad_after.json()["error"]["field"] == "after"
+    assert http.get("/check/Nobody").json()["error"]["field"] == "agent"
+    assert http.get("/pages/wiki/x.md", params={"render": "bogus"}).json()["error"]["field"] == "render"
+    not_a_slug = http.post("/commands/quorum/ack", headers=as_("Not A Slug"), json={"proposal_id": "0000CAFE"})
+    assert not_a_slug.status_code == 400 and not_a_slug.json()["error"]["field"] == "X-Agent-Name"
+    unicode_key = http.post("/commands/ratification/init", headers=as_("alice") | {"Idempotency-Key": "ключ".encode()},
+                            json={"topic": "adr-14", "roster": ["alice"], "artifact": "x"})
+    assert unicode_key.json()["events"][0]["command_id"] == "ключ"
 
 
 def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
@@ -167,6 +188,19 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert anonymous.status_code == 400 and anonymous.json()["error"]["field"] == "X-Agent-Name"
 
 
+def test_a_retried_task_command_gets_its_first_answer(http: httpx.Client) -> None:
+    project = "proj-retry"
+    task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
+    keyed = as_("engineer", project) | {"Idempotency-Key": "claim-once"}
+    junk = http.post(f"/tasks/{task}/claim", headers=as_("engineer", project), json={"junk": 1})
+    assert junk.status_code == 400 and junk.json()["error"]["field"] == "junk"
+    first = http.post(f"/tasks/{task}/claim", headers=keyed, json={}).json()
+    moved = http.post(f"/tasks/{task}/transition", headers=as_("engineer", project), json={"to": "engineering"})
+    assert moved.json()["status"] == "engineering"
+    assert http.post(f"/tasks/{task}/claim", headers=keyed).json() == first
+    assert first["status"] == "claimed"
+
+
 def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: httpx.Client) -> None:
     card = http.get("/.well-known/agent.json").json()
     assert card["capabilities"]["streaming"] and card["url"].endswith("/a2a")
@@ -206,6 +240,32 @@ def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: ht
                                                   "roster": ["bob"], "artifact": ARTIFACT}}}})
     assert taken.json()["error"]["code"] == -32602  # a task id names one ratification
     assert http.get("/ratifications/adr-bobs").status_code == 404
+
+
+def a2a_send(task_id: str, topic: str, roster: list[str]) -> dict:
+    return {"jsonrpc": "2.0", "id": 1, "method": "tasks/send", "params": {"task": {"id": task_id, "metadata": {
+        "athenaeum_mode": "ratify", "topic": topic, "roster": roster, "artifact": ARTIFACT}}}}
+
+
+def test_racing_sends_of_one_a2a_task_id_open_one_ratification(http: httpx.Client) -> None:
+    topics = [f"race-top-{n}" for n in range(6)]
+    with ThreadPoolExecutor(len(topics)) as pool:
+        answers = list(pool.map(lambda t: http.post("/a2a", headers=as_("alice"), json=a2a_send("race-1", t, ["alice"])).json(),
+                                topics))
+    won = [answer["result"]["contextId"] for answer in answers if "result" in answer]
+    assert len(won) == 1 and all(answer["error"]["code"] == -32602 for answer in answers if "error" in answer)
+    assert [t for t in topics if http.get(f"/ratifications/{t}").status_code == 200] == won
+
+
+def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx.Client) -> None:
+    opened = http.post("/a2a", headers=as_("alice"), json=a2a_send("t-owned", "adr-owned", ["alice"])).json()
+    assert opened["result"]["contextId"] == "adr-owned"
+    hijack = http.post("/commands/ratification/init", headers=as_("mallory") | {"Idempotency-Key": "a2a:t-owned"},
+                       json={"topic": "evil", "roster": ["mallory"], "artifact": "# hijack\n"})
+    assert hijack.json()["events"][0]["originator_id"] == "adr-owned"  # the task's own answer, nothing new
+    assert http.get("/ratifications/evil").status_code == 404
+    got = http.post("/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "t-owned"}})
+    assert got.json()["result"]["contextId"] == "adr-owned"
 
 
 @pytest.mark.parametrize(("body", "code"), [
