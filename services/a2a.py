@@ -74,12 +74,12 @@ class A2A:
         meta = task.get("metadata") or params.get("metadata") or message.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("athenaeum_mode") != "ratify":
             raise RpcError(INVALID_PARAMS, 'params.task.metadata.athenaeum_mode must be "ratify"')
+        if "command_id" in meta:
+            raise RpcError(INVALID_PARAMS, "params.task.metadata.command_id: the task id is the command id")
+        # The metadata is the init command itself, so every field of it works and no other does.
         roster = meta.get("roster")
-        fields = {
-            "topic": meta.get("topic"),
+        fields = {key: value for key, value in meta.items() if key != "athenaeum_mode"} | {
             "roster": [a.strip() for a in roster.split(",")] if isinstance(roster, str) else roster,
-            "artifact": meta.get("artifact"),
-            "mode": meta.get("mode", "standard"),
             "command_id": f"{a2a_tasks.COMMAND_PREFIX}{task_id}",
         }
         try:
@@ -164,6 +164,8 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
                 raise RpcError(PARSE_ERROR, f"parse error: {error}") from error
             if not isinstance(call, dict):
                 raise RpcError(INVALID_REQUEST, "a JSON-RPC request is an object")
+            if isinstance(call.get("id"), (bool, dict, list)):
+                raise RpcError(INVALID_REQUEST, "a JSON-RPC id is a string, a number or null")
             rpc_id = call.get("id")
             if call.get("jsonrpc") != "2.0" or not isinstance(call.get("method"), str):
                 raise RpcError(INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
@@ -192,7 +194,9 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
                 "id": "ratify",
                 "name": "Ratify an artifact",
                 "description": 'tasks/send with metadata {"athenaeum_mode": "ratify", "topic", "roster", '
-                               '"artifact", "mode"}; the task completes when the roster ratifies or a human decides.',
+                               '"artifact"} and any other field of a ratification init ("mode", "expires_at", '
+                               '"sha256", "artifact_origin", "supersedes"); the task completes when the roster '
+                               'ratifies or a human decides.',
                 "tags": ["ratification", "consensus"],
             }],
         })

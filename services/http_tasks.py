@@ -24,8 +24,8 @@ from athenaeum.events.task_commands import (
     TransitionTask,
 )
 from athenaeum.services.http_common import (
-    COMMAND_ERRORS, READ_ERRORS, After, AgentHeader, Gateway, ProjectHeader, answer_response, documented,
-    error_response, reply_response, waiting_for,
+    COMMAND_ERRORS, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, ProjectHeader, answer_response,
+    documented, error_response, reply_response, waiting_for,
 )
 from athenaeum.services.replies import RejectedReply, Reply
 
@@ -136,7 +136,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return json(TaskMoved(task_id, status, epoch, reply.position))
 
     @post("/tasks", status_code=200, tags=["tasks"], responses=_answers(TaskCreated))
-    async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
@@ -150,20 +151,23 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                                    **waiting_for(after)))
 
     @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def claim(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+    async def claim(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
 
     @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def transition(task_id: int, data: TransitionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    async def transition(task_id: int, data: TransitionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         command = TransitionTask(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
     @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=_answers(ReviewAccepted))
-    async def review(task_id: int, data: ReviewBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    async def review(task_id: int, data: ReviewBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         reply, failed = await sent(request, PostReview(project_id=project, task_id=task_id,
@@ -180,7 +184,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return answer_response(await gateway.query("task.reviews", task_id=task_id, project_id=project, cycle=cycle))
 
     @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=_answers(RulingAccepted))
-    async def arbitrate(task_id: int, data: RulingBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    async def arbitrate(task_id: int, data: RulingBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         reply, failed = await sent(request, PostRuling(project_id=project, task_id=task_id,
@@ -204,14 +209,16 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                                    trigger=trigger))
 
     @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def session_ended(task_id: int, data: SessionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    async def session_ended(task_id: int, data: SessionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
         if not project:
             return missing_project()
         command = EndRoleSession(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
     @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def reset(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[bytes]:
+    async def reset(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None,
+                     idempotency: IdempotencyHeader = None) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))

@@ -134,6 +134,8 @@ def test_the_openapi_document_gives_each_answers_body(http: httpx.Client) -> Non
     assert body("/tasks", "post", "200").endswith("/TaskCreated")
     assert body("/tasks/{task_id}/arbitrations", "post", "200").endswith("/RulingAccepted")
     assert body("/check/{agent}", "get", "404").endswith("/RejectedReply")
+    claim = document["paths"]["/tasks/{task_id}/claim"]["post"]["parameters"]
+    assert {"X-Agent-Name", "X-Project-Id", "Idempotency-Key"} <= {p["name"] for p in claim}
     error = document["components"]["schemas"]["ErrorBody"]
     assert set(error["properties"]) == {"code", "message", "field"}
 
@@ -257,6 +259,17 @@ def test_racing_sends_of_one_a2a_task_id_open_one_ratification(http: httpx.Clien
     assert [t for t in topics if http.get(f"/ratifications/{t}").status_code == 200] == won
 
 
+def test_a2a_metadata_is_the_init_command_every_field_of_it_and_no_other(http: httpx.Client) -> None:
+    call = a2a_send("t-window", "adr-window", ["alice"])
+    call["params"]["task"]["metadata"]["expires_at"] = "2099-01-01T00:00:00Z"
+    opened = http.post("/a2a", headers=as_("alice"), json=call).json()["result"]
+    assert http.get(f"/ratifications/{opened['contextId']}").json()["expires_at"].startswith("2099-01-01")
+    call = a2a_send("t-junk", "adr-junk", ["alice"])
+    call["params"]["task"]["metadata"]["junk"] = 1
+    refused = http.post("/a2a", headers=as_("alice"), json=call).json()["error"]
+    assert refused["code"] == -32602 and "junk" in refused["message"]
+
+
 def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx.Client) -> None:
     opened = http.post("/a2a", headers=as_("alice"), json=a2a_send("t-owned", "adr-owned", ["alice"])).json()
     assert opened["result"]["contextId"] == "adr-owned"
@@ -269,7 +282,8 @@ def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx
 
 
 @pytest.mark.parametrize(("body", "code"), [
-    (b"{oops", -32700), (b"[1]", -32600), (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/fly"}', -32601),
+    (b"{oops", -32700), (b"[1]", -32600), (b'{"jsonrpc": "2.0", "id": {"x": 1}, "method": "tasks/get"}', -32600),
+    (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/fly"}', -32601),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {}}', -32602),
     (b'{"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "nope"}}', -32001),
 ])
