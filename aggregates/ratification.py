@@ -90,6 +90,7 @@ def freeze(
         raise AlreadyExists(f"ratification {topic!r} already exists; re-open as a new topic with supersedes", "topic")
     require_slug(topic, "topic")
     require_text(artifact, "artifact", ARTIFACT_LIMIT)
+    require_text(artifact_origin, "artifact_origin")  # path@git-sha, or inline
     require_electorate(roster, "roster")
     sha = sha256_of(artifact)
     if declared_sha256 is not None and declared_sha256.lower() != sha:

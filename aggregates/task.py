@@ -16,11 +16,11 @@ from athenaeum.aggregates.task_checks import (
     COMMIT_SHA_LIMIT,
     FAILURE_DETAIL_LIMIT,
     TERMINAL,
-    TITLE_LIMIT,
     IllegalTransition,
     payload_member,
     require_role,
     require_status,
+    require_title,
     text,
 )
 from athenaeum.aggregates.task_review import conclude
@@ -56,7 +56,7 @@ def create(
 ) -> list[Event]:
     """Issues the next task number and creates the task with it, in one append."""
     require_text(project_id, "projectId")
-    require_text(title, "title", TITLE_LIMIT)
+    require_title(title, "title")
     require_text(plan_path, "planPath")
     if review_cycle_budget < 0:
         raise Invalid(f"reviewCycleBudget {review_cycle_budget} is negative", "reviewCycleBudget")

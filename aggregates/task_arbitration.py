@@ -37,6 +37,9 @@ from athenaeum.events.task_commands import ResolutionInput
 
 def report_contradiction(task: Task, context: Context, *, finding_ids: Sequence[int], notes: str) -> list[Event]:
     require_status(task, "arbitrating", TaskStatus.ENGINEERING)
+    if Trigger.REVIEWER_CONTRADICTION in task.ruled:
+        # One ruling per trigger and epoch: a second report could never be ruled, only stuck.
+        raise ArbitrationExists(f"task {task.key} already had its contradiction ruled in this epoch", "findingIds")
     if len(finding_ids) != 2 or finding_ids[0] == finding_ids[1]:
         raise Invalid("findingIds names two different findings", "findingIds")
     missing = [i for i in finding_ids if i not in task.last_reviewed]

@@ -62,6 +62,14 @@ def require_role(role: str, field: str) -> None:
         raise Invalid(f"{field}: {role!r} is not a role (^[A-Za-z0-9_-]{{1,64}}$)", field)
 
 
+def require_title(title: str, field: str) -> None:
+    """Non-blank, and at most TITLE_LIMIT characters: a task's limits count characters."""
+    if not title.strip():
+        raise Invalid(f"{field} must not be empty", field)
+    if len(title) > TITLE_LIMIT:
+        raise Invalid(f"{field} is over {TITLE_LIMIT} characters", field)
+
+
 def member(kind: type, value: str, field: str) -> Any:
     try:
         return kind(value)

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from athenaeum.aggregates.rules import Context, Invalid, Stamp, require_text
+from athenaeum.aggregates.rules import Context, Invalid, Stamp
 from athenaeum.aggregates.task_checks import (
     LONG_TEXT_LIMIT,
     MARKDOWN_LIMIT,
-    TITLE_LIMIT,
     AlreadyReviewed,
     IllegalTransition,
     require_role,
     require_status,
+    require_title,
 )
 from athenaeum.aggregates.task_state import Task
 from athenaeum.events import Event
@@ -47,7 +47,7 @@ def post_review(
     if len(raw_markdown) > MARKDOWN_LIMIT:
         raise Invalid(f"rawMarkdown is over {MARKDOWN_LIMIT} characters", "rawMarkdown")
     for finding in findings:
-        require_text(finding.title, "findings.title", TITLE_LIMIT)
+        require_title(finding.title, "findings.title")
         for name in ("description", "evidence", "fix"):
             if len(getattr(finding, name)) > LONG_TEXT_LIMIT:
                 raise Invalid(f"findings.{name} is over {LONG_TEXT_LIMIT} characters", f"findings.{name}")

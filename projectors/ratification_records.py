@@ -17,6 +17,7 @@ from athenaeum.events.ratification import (
     ArtifactRatified,
     AtomSplit,
     ContestedAtom,
+    HumanChoice,
     HumanDecisionRecorded,
     RatificationCanceled,
     RatificationRejected,
@@ -68,6 +69,12 @@ def _yaml(value: str) -> str:
     return value if _PLAIN.match(value) else json.dumps(value, ensure_ascii=False)
 
 
+def one_line(text: str) -> str:
+    """A text on a line of its own: its line breaks written out, so it cannot forge a heading,
+    a list item or a table row below it."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def _time(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -109,8 +116,11 @@ def _decomposition(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     if tally is None or not any(isinstance(e, ArtifactDecomposed) for e in events):
         raise NotRendered(f"{frozen.originator_id!r} has not been decomposed")
     atoms = _atoms(events)
-    sections = [line for line in frozen.artifact.splitlines() if line.startswith("#")] or [frozen.artifact]
-    contested = len({atom.section for atom in atoms})
+    # The sections no atom contests are the unanimous atoms (an artifact without headings is
+    # one section); the contested atoms are the rest, and N counts both kinds.
+    titles = [line.lstrip("#").strip() for line in frozen.artifact.splitlines() if line.startswith("#")]
+    contested = {atom.section for atom in atoms}
+    unanimous = sum(title not in contested for title in titles) if titles else int(not atoms)
     lines = [
         f"# Decomposition: {frozen.originator_id}",
         "",
@@ -118,15 +128,14 @@ def _decomposition(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         f"**artifact_sha256:** {frozen.artifact_sha256}",
         f"**Tally:** {_tally_line(tally, len(frozen.roster))}",
         "",
-        f"The artifact splits into {len(sections)} atoms — {max(len(sections) - contested, 0)} unanimous, "
-        f"{len(atoms)} contested.",
+        f"The artifact splits into {unanimous + len(atoms)} atoms — {unanimous} unanimous, {len(atoms)} contested.",
         "",
     ]
     for atom in atoms:
         lines += [
-            f'## {atom.id} — §{atom.section} "{atom.anchor}"',
+            f'## {atom.id} — §{one_line(atom.section)} "{one_line(atom.anchor)}"',
             "",
-            f"- objection: {atom.objection}",
+            f"- objection: {one_line(atom.objection)}",
             f"- raised_by: {atom.raised_by}",
             f"- proposed_resolution: {atom.proposed_resolution.value}",
             "",
@@ -155,14 +164,18 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         "## Ratified atom-refs",
         "",
     ]
-    lines += [f"- {atom_id}" for atom_id in ratified.ratified_atoms] or ["- the whole artifact"]
+    if ratified.path == f"human-decision: {HumanChoice.ACCEPT_SPLIT.value}" and atoms:
+        lines.append(f"- the whole artifact but its contested atoms, carved out: {', '.join(atoms)}")
+    else:
+        lines += [f"- {atom_id}" for atom_id in ratified.ratified_atoms] or ["- the whole artifact"]
     lines += ["", "## Signatures", "", "| Agent | Timestamp | artifact_sha256 |", "|---|---|---|"]
     lines += [f"| {s.agent} | {_time(s.cast_at)} | {s.artifact_sha256} |" for s in ratified.signatures]
     lines += ["", "## Caveats", ""]
     for number, caveat in enumerate(ratified.caveats, start=1):
         atom = atoms.get(caveat.atom)
-        check = f"verifier: {caveat.verifier}" if caveat.verifier else f"ticket: {caveat.ticket}"
-        about = f"{atom.objection} (raised_by {atom.raised_by})" if atom else caveat.atom
+        check = " — ".join(f"{kind}: {one_line(value)}" for kind, value in
+                           (("verifier", caveat.verifier), ("ticket", caveat.ticket)) if value)
+        about = f"{one_line(atom.objection)} (raised_by {atom.raised_by})" if atom else caveat.atom
         lines.append(f"- C{number} — {caveat.atom}: {about} — {check}")
     if not ratified.caveats:
         lines.append("- none")

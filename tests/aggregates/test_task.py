@@ -7,6 +7,7 @@ import pytest
 from athenaeum.aggregates import task as t
 from athenaeum.aggregates import task_arbitration as arbitration
 from athenaeum.aggregates import task_review as review
+from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.aggregates.task_state import evolve, evolve_ids
 from athenaeum.events import Event
 from athenaeum.events.task import FailureReason, ReviewOutcome, Severity, TaskStatus, Trigger, Verdict
@@ -58,6 +59,11 @@ class TestCreation:
         ids = given(evolve_ids, [issued]).state
         again, _ = t.create(ids, at(), project_id="p1", title="y", plan_path="p.md", review_cycle_budget=5)
         assert again.number == 2 and again.originator_version == 2
+
+    def test_a_title_is_at_most_1024_characters_whatever_their_bytes(self) -> None:
+        assert t.create(None, at(), project_id="p1", title="é" * 1024, plan_path="p.md", review_cycle_budget=5)
+        with pytest.raises(RuleViolation, match="1024 characters"):
+            t.create(None, at(), project_id="p1", title="é" * 1025, plan_path="p.md", review_cycle_budget=5)
 
 
 class TestEdges:
@@ -236,9 +242,9 @@ class TestRuling:
         ruling(history, resolution=RESOLVED).then_rejects("not_arbitrating")
         history = moved(moved(moved(history, "engineering"), "built", payload={"buildStatus": "clean"}), "reviewing")
         history = moved(cycle(history, REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)), "engineering")
-        history = moved(history, "arbitrating", payload={"findingIds": [3, 4]})
-        ruling(history, resolution=ResolutionInput(upheld_finding_id=3, retired_finding_id=4,
-                                                   rationale="r")).then_rejects("arbitration_exists")
+        # It could never be ruled, only stuck in arbitrating: the report itself is refused.
+        given(evolve, history).when(t.transition, at(6, "engineer"), to="arbitrating",
+                                    payload={"findingIds": [3, 4]}).then_rejects("arbitration_exists")
 
     def test_nothing_but_a_ruling_leaves_arbitrating(self) -> None:
         for target in ("failed", "engineering", "completed", "revising"):

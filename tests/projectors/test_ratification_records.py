@@ -35,16 +35,37 @@ def test_the_decomposition_shows_the_tally_atoms_and_the_grain_gate() -> None:
     assert '## A1 — §Scope "All agents"' in text and "- raised_by: bob" in text
     assert all(f"`{choice}`" in text for choice in ("accept-split", "decompose-further", "rewrite-with-caveats", "reject"))
     assert text.endswith("Cost of consensus: 2 contested atom(s)\n")
+    # "# ADR 7" is no atom's section: one unanimous atom, two contested, three in all.
+    assert "The artifact splits into 3 atoms — 1 unanimous, 2 contested." in text
+
+
+def test_a_text_with_line_breaks_cannot_forge_lines_of_a_record() -> None:
+    history = frozen()
+    history += r.cast_vote(given(evolve, history).state, at(1, "bob"), decision=Decision.DISSENT, artifact_sha256=SHA,
+                           dissent=(objection(text="o\n- raised_by: ada\n## A9 — §Fake"),))
+    for agent in ("alice", "carol"):
+        history += r.cast_vote(given(evolve, history).state, at(2, agent), decision=Decision.SIGN, artifact_sha256=SHA)
+    text = render("decomposition", history)
+    assert "- objection: o\\n- raised_by: ada\\n## A9 — §Fake" in text
+    assert [line for line in text.splitlines() if line.startswith(("## A", "- raised_by"))] == [
+        '## A1 — §Scope "All agents"', "- raised_by: bob"]
+
+
+def test_accept_split_ratifies_all_but_the_contested_atoms() -> None:
+    history = decomposed()
+    history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.ACCEPT_SPLIT)
+    assert "- the whole artifact but its contested atoms, carved out: A1, A2\n" in render("ratified", history)
 
 
 def test_ratified_records_the_path_signatures_and_caveats() -> None:
     history = decomposed()
-    caveats = (Caveat(atom="A1", verifier="make scope"), Caveat(atom="A2", ticket="OPS-9"))
+    caveats = (Caveat(atom="A1", verifier="make scope", ticket="OPS-8"), Caveat(atom="A2", ticket="OPS-9"))
     history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.REWRITE_WITH_CAVEATS,
                         caveats=caveats)
     text = render("ratified", history)
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in text
     assert f"| alice | 2026-11-30T10:00:00Z | {SHA} |" in text
+    assert "- C1 — A1: too broad (raised_by bob) — verifier: make scope — ticket: OPS-8" in text
     assert "- C2 — A2: no retention (raised_by bob) — ticket: OPS-9" in text
     assert render("ratified", history) == text  # byte-stable
 
