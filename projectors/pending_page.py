@@ -1,5 +1,5 @@
 """Page items of the ``pending`` view: an agent reviews a page where its endorsement is
-pending or stale; a human resolves a page's open disputes."""
+pending or stale; a human resolves a page's open disputes, and approves a page that is ready."""
 
 from __future__ import annotations
 
@@ -49,16 +49,18 @@ def _(event: PageInitialized, pending: Pending) -> None:
 
 @_apply.register
 def _(event: AgentRegistered, pending: Pending) -> None:
-    # A new agent starts pending on every page.
+    # A new agent starts pending on every page, so no page is ready for approval without it.
     if not event.human:
         for page in (pending.lookup(page_status.VIEW, page_status.INDEX) or {}).get("pages", []):
             pending.add(event.name, page, "review")
+            pending.remove(HUMANS, page, "approve")
 
 
 @_apply.register
 def _(event: EndorsementRecorded, pending: Pending) -> None:
     pending.remove(event.agent, event.key, "review")
     _resolved_unless_disputed(pending, event.key)
+    _approvable_when_all_accepted(pending, event.key)
 
 
 @_apply.register
@@ -104,6 +106,27 @@ def _(event: AgentWentDormant, pending: Pending) -> None:
 @_apply.register
 def _(event: DisputeResolved, pending: Pending) -> None:
     _resolved_unless_disputed(pending, event.key)
+    _approvable_when_all_accepted(pending, event.key)
+
+
+def _approvable_when_all_accepted(pending: Pending, page: str) -> None:
+    """Canonical needs no waiting: once every agent of the fleet that is not dormant has
+    accepted or contributed at the current rev, with no dispute, a human has an approval to
+    give. (An agent idle for 30 to 60 days would not block it; counting it only delays the
+    item, which the 14-day aging then brings.)"""
+    status = pending.lookup(page_status.VIEW, page) or {}
+    if not status or status.get("disputes") or status.get("lifecycle") == "canonical":
+        return
+    endorsed = status.get("endorsed", {})
+    roster = pending.lookup(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
+    for agent in roster.get("agents", []):
+        if endorsed.get(agent) != status["rev"] and not _dormant(pending.lookup(fleet_activity.VIEW, agent) or {}):
+            return
+    pending.add(HUMANS, page, "approve")
+
+
+def _dormant(agent: dict) -> bool:
+    return bool(agent.get("dormant_since")) and agent.get("last_active") == agent.get("dormant_since")
 
 
 def _resolved_unless_disputed(pending: Pending, page: str) -> None:

@@ -14,6 +14,8 @@ from athenaeum.aggregates.page_consensus import Consensus, Standing, consensus
 from athenaeum.aggregates.page_state import Page
 from athenaeum.services.command_handler import Activity
 
+DIALOGUE = "dialogue"  # the threads' folder beside the wiki's pages, in references to a thread
+
 
 def page_document(page: Page, activity: Activity, now: datetime) -> dict[str, Any]:
     report = consensus(page, activity.members, now)
@@ -52,11 +54,13 @@ def _standing(standing: Standing) -> dict[str, Any]:
 def _entry(s: Standing) -> str:
     day = f"{s.since:%Y-%m-%d}"
     rev = f"rev: v{s.rev}"
+    # Threads are named by their path under the wiki's agents folder, as the original wrote them.
+    thread = f"{DIALOGUE}/{s.thread}"
     if s.status in ("pending", "dormant"):
         return f"{s.status} | {rev}"
     if s.status == "disputed":
-        parts = [s.status, f"section: {s.disputed}"] + ([f"thread: {s.thread}"] if s.thread else [])
+        parts = [s.status, f"section: {s.disputed}"] + ([f"thread: {thread}"] if s.thread else [])
         return " | ".join([*parts, day, rev])
     if s.decision is not None:
-        return f"{s.status} (user decision: {s.thread}#{day}) | {day} | {rev}"
+        return f"{s.status} (user decision: {thread}#{day}) | {day} | {rev}"
     return f"{s.status} | {day} | {rev}"

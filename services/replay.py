@@ -19,7 +19,7 @@ from athenaeum.projectors import quorum_scratchpad, ratification_records, task_r
 from athenaeum.projectors.yaml_text import dump
 from athenaeum.services.audit import Audit
 from athenaeum.services.command_handler import Activity
-from athenaeum.services.page_queries import consensus_block
+from athenaeum.services.page_queries import DIALOGUE, consensus_block
 
 
 def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None) -> str:
@@ -38,9 +38,9 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
             files |= _ratification(out / ".athenaeum" / key, events)
         elif family == "thread":
             # Where the original checker looks for threads, beside the wiki's log.
-            files |= _thread(out / "wiki" / "agents" / "dialogue" / key, events,
+            files |= _thread(out / "wiki" / "agents" / DIALOGUE / key, events,
                              audit.views.get((thread_status.VIEW, key), {}))
-            log_lines += [(e.timestamp, f"- {_time(e.timestamp)} dialogue/{key}: entry {e.n:03d} "
+            log_lines += [(e.timestamp, f"- {_time(e.timestamp)} {DIALOGUE}/{key}: entry {e.n:03d} "
                                         f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
         elif family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
             members = Activity(tuple(audit.members()), audit.last_position)

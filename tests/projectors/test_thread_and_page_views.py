@@ -55,7 +55,7 @@ def test_an_agent_endorsing_ends_its_dispute_for_the_humans() -> None:
     assert items(views(page), "@humans") == [("wiki/a.md", "resolve")]
     page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
     page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
-    assert items(views(page), "@humans") == []
+    assert items(views(page), "@humans") == [("wiki/a.md", "approve")]  # no dispute left, no one pending
 
 
 def test_the_markdown_shows_context_questions_and_evaluations() -> None:

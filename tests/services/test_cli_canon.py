@@ -89,7 +89,9 @@ def test_a_discussion_becomes_canon(served: Served, tmp_path: Path) -> None:
         "not_read_in_session")
     for agent in ("bob", "carol"):
         ok(served, "page", "read", PAGE, "--session", "s1", actor=agent)
-        ok(served, "page", "endorse", PAGE, "--status", "accepted", "--session", "s1", actor=agent)
+        assert ("page", PAGE, "approve") not in check(served, "ada", recognized["position"])
+        endorsed = ok(served, "page", "endorse", PAGE, "--status", "accepted", "--session", "s1", actor=agent)
+    assert check(served, "ada", endorsed["position"]) == [("page", PAGE, "approve")]  # ready now, no waiting
     new = tmp_path / "rules.md"
     new.write_text("# rules\n\nA page rewritten from the top.\n")
     edited = ok(served, "page", "edit", PAGE, "--file", str(new), actor="carol")
@@ -125,8 +127,11 @@ def test_a_dispute_waits_for_a_human_registered_as_one(served: Served, tmp_path:
     assert refused(served, "page", "dispute", "wiki/p.md", "--section", " ", actor="bob") == "invalid"
     disputed = ok(served, "page", "dispute", "wiki/p.md", "--section", "One claim", "--thread", "p-claims", actor="bob")
     assert check(served, "hana", disputed["position"]) == [("page", "wiki/p.md", "resolve")]
+    block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="hana").stdout
+    assert '  bob: "disputed | section: One claim | thread: dialogue/p-claims | ' in block
     resolved = ok(served, "page", "resolve", "wiki/p.md", "--agent", "bob", "--decision", "keep it",
                   "--thread", "p-claims", actor="hana")
-    assert check(served, "hana", resolved["position"]) == []
+    # Resolved, and the author contributed: every agent stands behind the page, so it can be approved.
+    assert check(served, "hana", resolved["position"]) == [("page", "wiki/p.md", "approve")]
     block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="hana").stdout
-    assert '  bob: "accepted (user decision: p-claims#' in block
+    assert '  bob: "accepted (user decision: dialogue/p-claims#' in block
