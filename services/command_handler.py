@@ -3,6 +3,8 @@ retry a lost race, reply. Synchronous: it runs on a worker thread, never on an e
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import threading
 import uuid
 from weakref import WeakValueDictionary
@@ -21,7 +23,9 @@ from athenaeum.aggregates.rules import Context, NotFound, RuleViolation
 from athenaeum.aggregates.state import fold
 from athenaeum.events import Event
 from athenaeum.events.fleet import FLEET_ID
-from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
+from athenaeum.events.commands import Command
+from athenaeum.services.jetstream.log import FINGERPRINT, CommandAlreadyApplied, CommandRecord
+from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.replies import NO_EVENTS, Reply, encode_events
 
 Decide = Callable[[Any, Context], list[Event]]
@@ -60,6 +64,15 @@ class CommandHandler:
         # then only arbitrates between replicas, instead of threads here losing to each other.
         self._turns: WeakValueDictionary[str, threading.Lock] = WeakValueDictionary()
         self._turns_lock = threading.Lock()
+        self.fingerprint = ""  # of the command being handled: see ``for_command``
+
+    def for_command(self, command: Command) -> CommandHandler:
+        """This handler, for one command: its marker remembers what the command said, so the
+        same idempotency key sent with a different command is refused, not answered as the first."""
+        handler = copy.copy(self)  # the same application, clock and turns
+        content = msgspec.json.encode(msgspec.structs.replace(command, command_id=None))
+        handler.fingerprint = hashlib.sha256(content).hexdigest()
+        return handler
 
     def _turn(self, aggregate_id: str) -> threading.Lock:
         with self._turns_lock:
@@ -113,9 +126,9 @@ class CommandHandler:
                 return Reply.accepted(None, NO_EVENTS)  # nothing appended, nothing to wait for
             payload = encode_events(events)
             try:
-                recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload)))
+                recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload), self.fingerprint))
             except CommandAlreadyApplied as applied:
-                return _replay(applied.marker)
+                return self._replay(applied.marker)
             except IntegrityError:
                 if (earlier := self._applied(marker)) is not None:
                     return earlier
@@ -125,7 +138,17 @@ class CommandHandler:
 
     def _applied(self, marker: str) -> Reply | None:
         stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]
-        return None if stored is None else _replay(stored)
+        return None if stored is None else self._replay(stored)
+
+    def _replay(self, marker: Stored) -> Reply:
+        """The first answer to a command, for its retry; a different command under the same
+        key is refused (nothing is appended either way)."""
+        first = marker.headers.get(FINGERPRINT)
+        if first and self.fingerprint and first != self.fingerprint:
+            return Reply.rejected("idempotency_key_reused", "this command id was used for a different command "
+                                  "by the same agent on the same record; use a new one", "command_id")
+        # The marker is the batch's last message, right after the command's last event.
+        return Reply.accepted(marker.seq - 1, msgspec.Raw(marker.payload))
 
 
 def existing(decide: Decide, what: str, field: str) -> Decide:
@@ -138,7 +161,3 @@ def existing(decide: Decide, what: str, field: str) -> Decide:
 
     return checked
 
-
-def _replay(marker: Any) -> Reply:
-    # The marker is the batch's last message, right after the command's last event.
-    return Reply.accepted(marker.seq - 1, msgspec.Raw(marker.payload))

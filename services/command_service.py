@@ -66,7 +66,7 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
             else:
                 loop = asyncio.get_running_loop()
                 try:
-                    reply = await loop.run_in_executor(workers, route.run, handler, command, actor)
+                    reply = await loop.run_in_executor(workers, route.run, handler.for_command(command), command, actor)
                 except Exception as error:  # noqa: BLE001  a request must always be answered
                     log.exception("%s failed", route.subject)
                     reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")

@@ -13,7 +13,7 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
-from athenaeum.events.ratification import ArtifactFrozen, HumanDecisionRecorded, VoteCast
+from athenaeum.events.ratification import ArtifactFrozen, HumanDecisionRecorded, VoteCast, VotesTallied
 from athenaeum.events.thread import EntryAppended, ThreadOpened
 from athenaeum.projectors import quorum_scratchpad, ratification_records, task_records, task_status, thread_status
 from athenaeum.projectors.yaml_text import dump
@@ -66,11 +66,15 @@ def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
             files[folder / f"{record}.{'yaml' if record == 'manifest' else 'md'}"] = ratification_records.render(record, events)
         except ratification_records.NotRendered:
             continue  # not there yet at this point in history
+    # Votes are blind until the tally (PROTOCOLS.md section 1): before it, a vote file says
+    # only that the agent voted, as the log does.
+    tallied = any(isinstance(event, VotesTallied) for event in events)
     for event in events:
         if isinstance(event, VoteCast):
             vote: dict[str, Any] = {"agent": event.agent, "artifact_sha256": event.artifact_sha256,
-                                    "decision": event.decision.value, "timestamp": _time(event.timestamp)}
-            if event.dissent:
+                                    "decision": event.decision.value if tallied else "sealed until the tally",
+                                    "timestamp": _time(event.timestamp)}
+            if event.dissent and tallied:
                 vote["dissent"] = msgspec.to_builtins(event.dissent)
             files[folder / f"{event.agent}.vote.yaml"] = dump(vote)
         elif isinstance(event, HumanDecisionRecorded):

@@ -29,6 +29,7 @@ TOPIC = "Athenaeum-Topic"
 # On a snapshot: the event-stream sequence of the event at the snapshot's version.
 EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
+FINGERPRINT = "Athenaeum-Command-Sha"
 
 READ_BATCH = 1000
 # eventsourcing starts aggregates at version 1; its suites also start some at 0.
@@ -41,6 +42,7 @@ class CommandRecord(NamedTuple):
 
     command_id: str
     payload: bytes  # what the command service needs to answer a retry as it answered first
+    fingerprint: str = ""  # of the command's content, so a key reused for another command shows
 
 
 class CommandAlreadyApplied(IntegrityError):
@@ -132,7 +134,8 @@ class StreamLog:
 
     def _command_message(self, command: CommandRecord) -> Outgoing:
         # Expecting no earlier message on the marker's subject makes a command apply once.
-        return Outgoing(self.subjects.command(command.command_id), command.payload, {EXPECT_LAST: "0"})
+        headers = {EXPECT_LAST: "0"} | ({FINGERPRINT: command.fingerprint} if command.fingerprint else {})
+        return Outgoing(self.subjects.command(command.command_id), command.payload, headers)
 
     async def applied(self, command_id: str) -> Stored | None:
         """The marker of ``command_id`` if that command was applied."""

@@ -94,8 +94,9 @@ class TestRevision:
         few = CONTENT.replace("Rule 1.", "Rule one.").replace("Rule 2.", "Rule two.")  # 2 of 13 lines
         many = "".join(line if i % 2 else "changed\n" for i, line in enumerate(CONTENT.splitlines(True)))
         heading = CONTENT.replace("## Approval", "## Approvals")
+        spacing = CONTENT.replace("## Approval", "##  Approval ")  # the same heading, spaced out
         assert p.change_ratio(CONTENT, few) < p.SIGNIFICANT_RATIO < p.change_ratio(CONTENT, many)
-        for content, significant in [(few, False), (many, True), (heading, True)]:
+        for content, significant in [(few, False), (many, True), (heading, True), (spacing, False)]:
             [revised, *_] = given(evolve, endorsed(initialized(), "bob")).when(
                 p.edit, at(3, "carol"), content=content).then(*(
                     ["PageRevised", "EndorsementStaled", "EndorsementStaled"] if significant else ["PageRevised"]))

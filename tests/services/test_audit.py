@@ -173,6 +173,8 @@ def test_replay_writes_the_records_as_of_a_point_byte_for_byte_the_same_twice(le
     assert {".athenaeum/adr-20/manifest.yaml", ".athenaeum/adr-20/artifact.md", ".athenaeum/adr-20/alice.vote.yaml",
             ".athenaeum/adr-20/log.md", f"{threads}/thread.md", f"{threads}/meta.yaml", f"{threads}/entries/002-bob.md",
             f"{threads}/entries/004-alice.md", "wiki/log.md", "pages/wiki/t.md"} <= names
+    vote = (tmp_path / "one" / ".athenaeum/adr-20/alice.vote.yaml").read_text()
+    assert 'decision: "sealed until the tally"' in vote and "SIGN" not in vote  # bob has not voted yet
     entry = (tmp_path / "one" / threads / "entries/002-bob.md").read_text()
     assert "last_eval:\n  ref: 001-alice.md\n  v:\n    N: 0.5" in entry
     early = ledger.run("replay", "--until", "3", "--out", str(tmp_path / "early"), "--humans", "ada")

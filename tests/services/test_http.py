@@ -73,6 +73,18 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
     assert http.get("/ratifications/adr-12").status_code == 404
 
 
+def test_a_key_reused_for_a_different_command_is_refused_and_its_retry_answered(http: httpx.Client) -> None:
+    keyed = as_("alice") | {"Idempotency-Key": "propose-once"}
+    body = {"text": "Adopt", "electorate": ["bob"], "threshold": 1, "proposal_id": "0000F00D"}
+    first = http.post("/commands/quorum/propose", headers=keyed, json=body)
+    assert http.post("/commands/quorum/propose", headers=keyed, json=body).json() == first.json()
+    other = http.post("/commands/quorum/propose", headers=keyed, json=body | {"text": "Adopt something else"})
+    assert other.status_code == 422 and other.json()["error"] == {
+        "code": "idempotency_key_reused", "message": other.json()["error"]["message"], "field": "command_id"}
+    shown = http.get("/proposals/0000F00D", params={"after": first.json()["position"]}).json()
+    assert shown["text"] == "Adopt"
+
+
 def test_idempotency_keys_of_different_commands_never_collide(http: httpx.Client) -> None:
     # Page paths and keys both may hold '/': "wiki/a.md" + "k1" and "wiki" + "a.md/k1".
     for page in ("wiki/a.md", "wiki"):
@@ -275,7 +287,7 @@ def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx
     assert opened["result"]["contextId"] == "adr-owned"
     hijack = http.post("/commands/ratification/init", headers=as_("mallory") | {"Idempotency-Key": "a2a:t-owned"},
                        json={"topic": "evil", "roster": ["mallory"], "artifact": "# hijack\n"})
-    assert hijack.json()["events"][0]["originator_id"] == "adr-owned"  # the task's own answer, nothing new
+    assert hijack.status_code == 422 and hijack.json()["error"]["code"] == "idempotency_key_reused"
     assert http.get("/ratifications/evil").status_code == 404
     got = http.post("/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "t-owned"}})
     assert got.json()["result"]["contextId"] == "adr-owned"
