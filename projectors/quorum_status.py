@@ -23,6 +23,7 @@ from athenaeum.events.quorum import (
     ProposalVetoed,
     TieDeclared,
 )
+from athenaeum.projectors.record_text import one_line
 from athenaeum.projectors.views import Document, per_aggregate
 
 VIEW = "proposals"
@@ -33,7 +34,7 @@ def announcement(document: Document) -> str:
     """The line posted to the fleet channel (PROTOCOLS.md section 2)."""
     pid = document["proposal_id"]
     return (
-        f"[QUORUM:{pid}] {document['text']}\n"
+        f"[QUORUM:{pid}] {one_line(document['text'])}\n"
         f"Threshold: {document['threshold']}/{document['total']}\n"
         f"Deadline: {document['deadline']}\n"
         f"Reply: ACK {pid} or NACK {pid} <reason>"

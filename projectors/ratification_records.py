@@ -24,6 +24,7 @@ from athenaeum.events.ratification import (
     VoteCast,
     VotesTallied,
 )
+from athenaeum.projectors.record_text import one_line
 
 RECORDS = ("manifest", "decomposition", "ratified", "log")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@:+-]*$")
@@ -67,12 +68,6 @@ def _status(events: Sequence[Event]) -> str:
 
 def _yaml(value: str) -> str:
     return value if _PLAIN.match(value) else json.dumps(value, ensure_ascii=False)
-
-
-def one_line(text: str) -> str:
-    """A text on a line of its own: its line breaks written out, so it cannot forge a heading,
-    a list item or a table row below it."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _time(moment: datetime) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from athenaeum.events import Event
 from athenaeum.events.thread import EntryAppended, OpenQuestionAdded, ThreadOpened, ThreadReopened, Vector
+from athenaeum.projectors.record_text import one_line
 
 
 def _scores(v: Vector) -> str:
@@ -30,9 +31,9 @@ def render(events: Iterable[Event]) -> str:
                     "",
                     event.context.rstrip(),
                 ]
-                questions += [f"- {q.id}: {q.text}" for q in event.open_questions]
+                questions += [f"- {q.id}: {one_line(q.text)}" for q in event.open_questions]
             case OpenQuestionAdded():
-                questions.append(f"- {event.oq_id}: {event.text} ({event.by})")
+                questions.append(f"- {event.oq_id}: {one_line(event.text)} ({event.by})")
             case EntryAppended():
                 entries += _entry(event)
             case ThreadReopened():
@@ -52,7 +53,7 @@ def _entry(event: EntryAppended) -> list[str]:
         facts.append(f"- current_at_close: {_scores(event.current_at_close)}")
     if event.proposed_crystallization:
         pages = ", ".join(event.proposed_crystallization.canon_pages)
-        facts.append(f"- proposed_crystallization: {pages}: {event.proposed_crystallization.patch_summary}")
+        facts.append(f"- proposed_crystallization: {pages}: {one_line(event.proposed_crystallization.patch_summary)}")
     if event.reason:
-        facts.append(f"- reason: {event.reason}")
+        facts.append(f"- reason: {one_line(event.reason)}")
     return [*lines, *facts, "", event.body.rstrip(), ""]

@@ -52,3 +52,8 @@ def test_the_announcement_is_the_protocol_text() -> None:
         f"[QUORUM:{PID}] Adopt the ledger\nThreshold: 5/9\nDeadline: 2026-12-01T09:00:00Z\n"
         f"Reply: ACK {PID} or NACK {PID} <reason>"
     )
+
+
+def test_a_text_with_line_breaks_keeps_the_announcement_to_its_lines() -> None:
+    document = views(opened(threshold=5))[("proposals", PID)] | {"text": "Adopt\nThreshold: 1/9"}
+    assert announcement(document).splitlines()[:2] == [f"[QUORUM:{PID}] Adopt\\nThreshold: 1/9", "Threshold: 5/9"]
