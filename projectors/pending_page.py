@@ -3,10 +3,13 @@ pending or stale; a human resolves a page's open disputes, and approves a page t
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import singledispatch
 
+import msgspec
+
 from athenaeum.events import Event
-from athenaeum.events.fleet import AgentRegistered, AgentWentDormant
+from athenaeum.events.fleet import ACTIVE_WINDOW, AgentRegistered, AgentWentDormant
 from athenaeum.events.page import (
     CanonApproved,
     DisputeResolved,
@@ -60,7 +63,7 @@ def _(event: AgentRegistered, pending: Pending) -> None:
 def _(event: EndorsementRecorded, pending: Pending) -> None:
     pending.remove(event.agent, event.key, "review")
     _resolved_unless_disputed(pending, event.key)
-    _approvable_when_all_accepted(pending, event.key)
+    _approvable_when_all_accepted(pending, event.key, event.timestamp)
 
 
 @_apply.register
@@ -106,27 +109,25 @@ def _(event: AgentWentDormant, pending: Pending) -> None:
 @_apply.register
 def _(event: DisputeResolved, pending: Pending) -> None:
     _resolved_unless_disputed(pending, event.key)
-    _approvable_when_all_accepted(pending, event.key)
+    _approvable_when_all_accepted(pending, event.key, event.timestamp)
 
 
-def _approvable_when_all_accepted(pending: Pending, page: str) -> None:
-    """Canonical needs no waiting: once every agent of the fleet that is not dormant has
-    accepted or contributed at the current rev, with no dispute, a human has an approval to
-    give. (An agent idle for 30 to 60 days would not block it; counting it only delays the
-    item, which the 14-day aging then brings.)"""
+def _approvable_when_all_accepted(pending: Pending, page: str, now: datetime) -> None:
+    """Canonical needs no waiting: once every active agent (one that acted in the last 30
+    days) accepted or contributed at the current rev, and no dispute is open, a human has an
+    approval to give. With no agent active there is nothing to approve yet."""
     status = pending.lookup(page_status.VIEW, page) or {}
     if not status or status.get("disputes") or status.get("lifecycle") == "canonical":
         return
     endorsed = status.get("endorsed", {})
     roster = pending.lookup(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
-    for agent in roster.get("agents", []):
-        if endorsed.get(agent) != status["rev"] and not _dormant(pending.lookup(fleet_activity.VIEW, agent) or {}):
-            return
-    pending.add(HUMANS, page, "approve")
+    active = [agent for agent in roster.get("agents", []) if _active(pending.lookup(fleet_activity.VIEW, agent), now)]
+    if active and all(endorsed.get(agent) == status["rev"] for agent in active):
+        pending.add(HUMANS, page, "approve")
 
 
-def _dormant(agent: dict) -> bool:
-    return bool(agent.get("dormant_since")) and agent.get("last_active") == agent.get("dormant_since")
+def _active(agent: dict | None, now: datetime) -> bool:
+    return agent is not None and now - msgspec.convert(agent["last_active"], datetime) < ACTIVE_WINDOW
 
 
 def _resolved_unless_disputed(pending: Pending, page: str) -> None:

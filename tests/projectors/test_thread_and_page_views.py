@@ -55,7 +55,7 @@ def test_an_agent_endorsing_ends_its_dispute_for_the_humans() -> None:
     assert items(views(page), "@humans") == [("wiki/a.md", "resolve")]
     page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
     page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
-    assert items(views(page), "@humans") == [("wiki/a.md", "approve")]  # no dispute left, no one pending
+    assert items(views(page), "@humans") == []  # no dispute left; and no registered agent, so nothing to approve
 
 
 def test_the_markdown_shows_context_questions_and_evaluations() -> None:
@@ -88,6 +88,23 @@ def test_registered_agents_review_every_page_even_those_older_than_them() -> Non
     page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
     page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
     assert items(views(roster + page), "bob") == []
+
+
+def test_a_page_every_active_agent_stands_behind_asks_a_human_to_approve_it() -> None:
+    roster = registered("alice", "bob", "carol")
+    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
+
+    def accepted(history: list[Event], agent: str, hours: float) -> list[Event]:
+        history = history + p.read(given(page_evolve, history).state, at(hours, agent), session_id="s")
+        return history + p.endorse(given(page_evolve, history).state, at(hours, agent), status=Endorsing.ACCEPTED,
+                                   session_id="s")
+
+    page = accepted(page, "bob", 2)
+    assert items(views(roster + page), "@humans") == []  # carol is active and pending
+    assert items(views(roster + accepted(page, "carol", 3)), "@humans") == [("wiki/a.md", "approve")]
+    # Forty idle days later carol is no longer active: bob's acceptance, after alice's, is enough.
+    late = accepted(p.init_page(None, at(24 * 40, "alice"), page="wiki/b.md", content="# B\n"), "bob", 24 * 40)
+    assert ("wiki/b.md", "approve") in items(views(roster + page + late), "@humans")
 
 
 def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:
