@@ -170,6 +170,10 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
             if call.get("jsonrpc") != "2.0" or not isinstance(call.get("method"), str):
                 raise RpcError(INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
             params = call.get("params", {})
+            if "id" not in call:  # a notification: done, but never answered, not even an error
+                with contextlib.suppress(RpcError):
+                    await _dispatch(a2a, call["method"], params if isinstance(params, dict) else {}, None, request)
+                return Response(b"", status_code=204)
             if not isinstance(params, dict):
                 raise RpcError(INVALID_PARAMS, "params is an object")
             return await _dispatch(a2a, call["method"], params, rpc_id, request)

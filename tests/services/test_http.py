@@ -282,6 +282,14 @@ def test_a2a_metadata_is_the_init_command_every_field_of_it_and_no_other(http: h
     assert refused["code"] == -32602 and "junk" in refused["message"]
 
 
+def test_an_a2a_notification_is_carried_out_and_never_answered(http: httpx.Client) -> None:
+    call = a2a_send("t-quiet", "adr-quiet", ["alice"])
+    del call["id"]
+    sent = http.post("/a2a", headers=as_("alice"), json=call)
+    assert sent.status_code == 204 and sent.content == b""
+    assert http.get("/ratifications/adr-quiet").status_code == 200
+
+
 def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx.Client) -> None:
     opened = http.post("/a2a", headers=as_("alice"), json=a2a_send("t-owned", "adr-owned", ["alice"])).json()
     assert opened["result"]["contextId"] == "adr-owned"
