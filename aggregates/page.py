@@ -9,7 +9,9 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from athenaeum.aggregates.page_consensus import AGREEING, Member, consensus
+import msgspec
+
+from athenaeum.aggregates.page_consensus import Consensus, Member, consensus
 from athenaeum.aggregates.page_state import Page, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
@@ -129,7 +131,8 @@ def endorse(
     rev: int | None = None,
     members: Sequence[Member] = (),
 ) -> list[Event]:
-    """``members``: the fleet, to see whether a soft-canonical page has become canonical."""
+    """``members``: the fleet, to see whether a soft-canonical page has become canonical, and
+    whether the endorsement leaves the page ready for a human's approval."""
     require_text(session_id, "session_id")
     if rev is not None and rev != state.rev:
         raise StaleRevision(f"{state.key!r} is at rev v{state.rev}, not v{rev}", "rev")
@@ -139,13 +142,11 @@ def endorse(
         )
     stamp = Stamp(state.id, state.version, context)
     recorded = stamp(EndorsementRecorded, agent=context.actor, status=status, rev=state.rev, session_id=session_id)
-    events: list[Event] = [recorded]
-    if state.lifecycle is Lifecycle.SOFT_CANONICAL and status.value in AGREEING:
-        after = _evolved(state, recorded)
-        if consensus(after, members, context.now).canonical_ready:
-            events.append(stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.CANONICAL,
-                                reason="every active agent accepts"))
-    return events
+    report = consensus(_evolved(state, recorded), members, context.now)
+    if state.lifecycle is Lifecycle.SOFT_CANONICAL and report.canonical_ready:
+        return [recorded, stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.CANONICAL,
+                                reason="every active agent accepts")]
+    return [msgspec.structs.replace(recorded, approvable=_approvable(state.lifecycle, report))]
 
 
 def edit(
@@ -188,8 +189,11 @@ def dispute(state: Page, context: Context, *, section: str, thread: str | None =
     return events
 
 
-def resolve(state: Page, context: Context, *, agent: str, decision: str, thread: str) -> list[Event]:
-    """(human) The final word on a dispute, recorded as accepted (user decision)."""
+def resolve(
+    state: Page, context: Context, *, agent: str, decision: str, thread: str, members: Sequence[Member] = ()
+) -> list[Event]:
+    """(human) The final word on a dispute, recorded as accepted (user decision); ``members``
+    as for ``endorse``."""
     if not context.actor_is_human:
         raise NotHuman(f"{context.actor!r} is not a human principal; only a human resolves a dispute", "actor")
     endorsement = state.endorsements.get(agent)
@@ -197,9 +201,18 @@ def resolve(state: Page, context: Context, *, agent: str, decision: str, thread:
         raise NotFound(f"{agent!r} has no open dispute on {state.key!r}", "agent")
     require_text(decision, "decision")
     require_slug(thread, "thread")
-    return [Stamp(state.id, state.version, context)(
+    resolved = Stamp(state.id, state.version, context)(
         DisputeResolved, agent=agent, decided_by=context.actor, decision=decision, thread=thread
-    )]
+    )
+    report = consensus(_evolved(state, resolved), members, context.now)
+    return [msgspec.structs.replace(resolved, approvable=_approvable(state.lifecycle, report))]
+
+
+def _approvable(lifecycle: Lifecycle, report: Consensus) -> bool:
+    """Whether a human has an approval to give: one the page does not have yet, and is ready for."""
+    if lifecycle is Lifecycle.CANONICAL:
+        return False
+    return report.canonical_ready or (report.soft_canonical_ready and lifecycle is not Lifecycle.SOFT_CANONICAL)
 
 
 AUTHOR_LIFECYCLES = (Lifecycle.PROPOSAL, Lifecycle.WORKING, Lifecycle.ACCEPTED)

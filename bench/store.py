@@ -142,11 +142,12 @@ def get_decide_save_rates(server: NatsServer, count: int, workdir: Path) -> None
 def floor_rate(server: NatsServer, count: int) -> float:
     env = stream_env(server)
     factory = JetStreamFactory(Environment(env=env))
-    factory.application_recorder()  # creates the stream as the store configures it
-    stream = env["ATHENAEUM_STREAM"]
-    rate = asyncio.run(raw_get_publish_rate(server.url, stream, f"{stream}.floor", count))
-    factory.close()
-    return rate
+    try:
+        factory.application_recorder()  # creates the stream as the store configures it
+        stream = env["ATHENAEUM_STREAM"]
+        return asyncio.run(raw_get_publish_rate(server.url, stream, f"{stream}.floor", count))
+    finally:
+        factory.close()
 
 
 def fill(recorder, events: list[StoredEvent]) -> None:

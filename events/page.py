@@ -64,6 +64,7 @@ class EndorsementRecorded(Event, tag="EndorsementRecorded"):
     status: Endorsing
     rev: int
     session_id: str
+    approvable: bool = False  # after it, a human may approve the page (canonical or soft-canonical)
 
 
 class EndorsementDisputed(Event, tag="EndorsementDisputed"):
@@ -94,6 +95,7 @@ class DisputeResolved(Event, tag="DisputeResolved"):
     decided_by: str
     decision: str
     thread: str
+    approvable: bool = False  # as on EndorsementRecorded
 
 
 class CanonApproved(Event, tag="CanonApproved"):

@@ -1,6 +1,5 @@
 """What the pending work of pages needs to know: the ``pages`` view, one document per page
-(rev, lifecycle, open disputes, who accepted or contributed at which rev), plus an index of
-every page for newly registered agents.
+(rev, lifecycle, open disputes), plus an index of every page for newly registered agents.
 
 ``page show`` computes the full consensus from the page itself, with the clock and the
 fleet's activity; this view only follows the events.
@@ -17,8 +16,6 @@ from athenaeum.events.page import (
     DisputeResolved,
     EndorsementDisputed,
     EndorsementRecorded,
-    EndorsementStaled,
-    Endorsing,
     LifecycleChanged,
     PageInitialized,
     SOFT_CANONICAL_AGING,
@@ -55,20 +52,13 @@ def _aging_due(event: Event) -> str:
 @_apply.register
 def _(event: PageInitialized, current: Document) -> Document:
     return {"page": event.key, "author": event.author, "rev": event.rev, "lifecycle": "working",
-            "content_sha256": event.content_sha256, "disputes": [], "aging_due": _aging_due(event), "aged_rev": 0,
-            "endorsed": {event.author: event.rev}}
+            "content_sha256": event.content_sha256, "disputes": [], "aging_due": _aging_due(event), "aged_rev": 0}
 
 
 @_apply.register
 def _(event: PageRevised, current: Document) -> Document:
-    # A significant edit makes its editor contributed; the others' staling follows as events.
-    changed = {"aging_due": _aging_due(event), "endorsed": current.get("endorsed", {}) | {event.editor: event.rev}}
-    return current | {"rev": event.rev, "content_sha256": event.content_sha256} | (changed if event.significant else {})
-
-
-@_apply.register
-def _(event: EndorsementStaled, current: Document) -> Document:
-    return current | {"endorsed": _without(current.get("endorsed", {}), event.agent)}
+    aging = {"aging_due": _aging_due(event)} if event.significant else {}
+    return current | {"rev": event.rev, "content_sha256": event.content_sha256} | aging
 
 
 @_apply.register
@@ -78,26 +68,14 @@ def _(event: PendingAged, current: Document) -> Document:
 
 @_apply.register
 def _(event: EndorsementDisputed, current: Document) -> Document:
-    return current | {"disputes": sorted({*current["disputes"], event.agent}),
-                      "endorsed": _without(current.get("endorsed", {}), event.agent)}
+    return current | {"disputes": sorted({*current["disputes"], event.agent})}
 
 
 @_apply.register(DisputeResolved)
 @_apply.register(EndorsementRecorded)
 def _(event: DisputeResolved | EndorsementRecorded, current: Document) -> Document:
-    # A human's decision (accepted, as the user decided), or the disputing agent's own
-    # endorsement, ends its dispute.
-    disputes = [agent for agent in current["disputes"] if agent != event.agent]
-    endorsed = current.get("endorsed", {})
-    if isinstance(event, DisputeResolved) or event.status in (Endorsing.ACCEPTED, Endorsing.CONTRIBUTED):
-        endorsed = endorsed | {event.agent: current["rev"]}
-    else:
-        endorsed = _without(endorsed, event.agent)
-    return current | {"disputes": disputes, "endorsed": endorsed}
-
-
-def _without(endorsed: dict[str, int], agent: str) -> dict[str, int]:
-    return {name: rev for name, rev in endorsed.items() if name != agent}
+    # A human's decision, or the disputing agent's own endorsement, ends its dispute.
+    return current | {"disputes": [agent for agent in current["disputes"] if agent != event.agent]}
 
 
 @_apply.register

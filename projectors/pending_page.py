@@ -3,13 +3,10 @@ pending or stale; a human resolves a page's open disputes, and approves a page t
 
 from __future__ import annotations
 
-from datetime import datetime
 from functools import singledispatch
 
-import msgspec
-
 from athenaeum.events import Event
-from athenaeum.events.fleet import ACTIVE_WINDOW, AgentRegistered, AgentWentDormant
+from athenaeum.events.fleet import AgentRegistered, AgentWentDormant
 from athenaeum.events.page import (
     CanonApproved,
     DisputeResolved,
@@ -63,7 +60,7 @@ def _(event: AgentRegistered, pending: Pending) -> None:
 def _(event: EndorsementRecorded, pending: Pending) -> None:
     pending.remove(event.agent, event.key, "review")
     _resolved_unless_disputed(pending, event.key)
-    _approvable_when_all_accepted(pending, event.key, event.timestamp)
+    _approvable(event, pending)
 
 
 @_apply.register
@@ -109,25 +106,15 @@ def _(event: AgentWentDormant, pending: Pending) -> None:
 @_apply.register
 def _(event: DisputeResolved, pending: Pending) -> None:
     _resolved_unless_disputed(pending, event.key)
-    _approvable_when_all_accepted(pending, event.key, event.timestamp)
+    _approvable(event, pending)
 
 
-def _approvable_when_all_accepted(pending: Pending, page: str, now: datetime) -> None:
-    """Canonical needs no waiting: once every active agent (one that acted in the last 30
-    days) accepted or contributed at the current rev, and no dispute is open, a human has an
-    approval to give. With no agent active there is nothing to approve yet."""
-    status = pending.lookup(page_status.VIEW, page) or {}
-    if not status or status.get("disputes") or status.get("lifecycle") == "canonical":
-        return
-    endorsed = status.get("endorsed", {})
-    roster = pending.lookup(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
-    active = [agent for agent in roster.get("agents", []) if _active(pending.lookup(fleet_activity.VIEW, agent), now)]
-    if active and all(endorsed.get(agent) == status["rev"] for agent in active):
-        pending.add(HUMANS, page, "approve")
-
-
-def _active(agent: dict | None, now: datetime) -> bool:
-    return agent is not None and now - msgspec.convert(agent["last_active"], datetime) < ACTIVE_WINDOW
+def _approvable(event: EndorsementRecorded | DisputeResolved, pending: Pending) -> None:
+    # The rules say, as they record it, whether the page is now ready for a human's approval.
+    if event.approvable:
+        pending.add(HUMANS, event.key, "approve")
+    else:
+        pending.remove(HUMANS, event.key, "approve")
 
 
 def _resolved_unless_disputed(pending: Pending, page: str) -> None:

@@ -159,7 +159,8 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         "## Ratified atom-refs",
         "",
     ]
-    if ratified.path == f"human-decision: {HumanChoice.ACCEPT_SPLIT.value}" and atoms:
+    decided = next((e.decision for e in reversed(events) if isinstance(e, HumanDecisionRecorded)), None)
+    if decided is HumanChoice.ACCEPT_SPLIT and atoms:
         lines.append(f"- the whole artifact but its contested atoms, carved out: {', '.join(atoms)}")
     else:
         lines += [f"- {atom_id}" for atom_id in ratified.ratified_atoms] or ["- the whole artifact"]

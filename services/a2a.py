@@ -20,6 +20,7 @@ from litestar import MediaType, Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
 from litestar.response import ServerSentEvent
 
+from athenaeum.aggregates.rules import COMMAND_ID_LIMIT
 from athenaeum.events.ratification_commands import CancelRatification, InitRatification
 from athenaeum.projectors import a2a_tasks, ratification_status
 from athenaeum.services.http_common import Gateway
@@ -60,6 +61,10 @@ def task_object(task_id: str, document: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# A task id becomes a command id, with its prefix: it must fit in one.
+MAX_TASK_ID = COMMAND_ID_LIMIT - len(a2a_tasks.COMMAND_PREFIX)
+
+
 class A2A:
     def __init__(self, gateway: Gateway) -> None:
         self.gateway = gateway
@@ -69,8 +74,8 @@ class A2A:
         task = params.get("task") if isinstance(params.get("task"), dict) else {}
         message = params.get("message") if isinstance(params.get("message"), dict) else {}
         task_id = task.get("id") or params.get("id") or message.get("taskId") or uuid.uuid4().hex
-        if not isinstance(task_id, str):
-            raise RpcError(INVALID_PARAMS, "the task id is a string")
+        if not isinstance(task_id, str) or not 0 < len(task_id.encode()) <= MAX_TASK_ID:
+            raise RpcError(INVALID_PARAMS, f"the task id is a string of 1 to {MAX_TASK_ID} bytes")
         meta = task.get("metadata") or params.get("metadata") or message.get("metadata") or {}
         if not isinstance(meta, dict) or meta.get("athenaeum_mode") != "ratify":
             raise RpcError(INVALID_PARAMS, 'params.task.metadata.athenaeum_mode must be "ratify"')
@@ -91,13 +96,11 @@ class A2A:
             if known != command.topic:
                 raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
             return task_id, await self._document(known)
-        reply = await self.gateway.send(request, command)
+        reply = await self.gateway.send(request, command, a2a=True)
         if not reply.ok and reply.error is not None:
+            if reply.error.code == "idempotency_key_reused":  # a racing send of this task id won
+                raise RpcError(INVALID_PARAMS, f"task {task_id!r} is already another ratification")
             raise RpcError(INVALID_PARAMS, reply.error.message, msgspec.to_builtins(reply.error))
-        # A racing send of the same task id with another topic got there first: this reply is its.
-        frozen = next(e for e in msgspec.json.decode(reply.events) if e["type"] == "ArtifactFrozen")
-        if (known := frozen["originator_id"]) != command.topic:  # ratification ids are bare topics
-            raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
         return task_id, await self._document(command.topic, after=reply.position)
 
     async def get(self, task_id: str) -> dict[str, Any]:

@@ -279,7 +279,7 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, DisputeResolved)
-    return p.resolve(_own(g, x), c, agent=e.agent, decision=e.decision, thread=e.thread)
+    return p.resolve(_own(g, x), c, agent=e.agent, decision=e.decision, thread=e.thread, members=x.members())
 
 
 @recheck(CanonApproved)

@@ -108,8 +108,9 @@ class CommandHandler:
         self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None, scoped: bool
     ) -> Reply:
         command_id = command_id or uuid.uuid4().hex
-        # Scoped by actor and aggregate: one caller's id can neither squat on nor read another's.
-        # A JSON array keeps the parts apart: ids and keys may contain any separator.
+        # Scoped by actor and aggregate, one caller's id can neither squat on nor read another's;
+        # unscoped, it names one command for everyone. A JSON array keeps the parts apart: ids
+        # and keys may contain any separator.
         marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
         if (earlier := self._applied(marker)) is not None:
             return earlier
@@ -145,8 +146,8 @@ class CommandHandler:
         key is refused (nothing is appended either way)."""
         first = marker.headers.get(FINGERPRINT)
         if first and self.fingerprint and first != self.fingerprint:
-            return Reply.rejected("idempotency_key_reused", "this command id was used for a different command "
-                                  "by the same agent on the same record; use a new one", "command_id")
+            return Reply.rejected("idempotency_key_reused", "this command id was already used for a different "
+                                  "command; use a new one", "command_id")
         # The marker is the batch's last message, right after the command's last event.
         return Reply.accepted(marker.seq - 1, msgspec.Raw(marker.payload))
 

@@ -13,6 +13,7 @@ from nats.aio.client import Client
 
 from athenaeum.aggregates.rules import SLUG
 from athenaeum.events.commands import Command
+from athenaeum.projectors import a2a_tasks
 from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
 
@@ -27,7 +28,6 @@ ProjectHeader = Annotated[str | None, HeaderParameter(
     name="X-Project-Id", required=False, description="the task's project; 400 without it")]
 # ``?after=<position>``: wait until the views reach the caller's own write.
 After = Annotated[int | None, QueryParameter(name="after", required=False)]
-
 
 
 def documented(body: type, description: str) -> ResponseSpec:
@@ -65,7 +65,8 @@ class Gateway:
     def client(self, actor: str) -> AthenaeumClient:
         return AthenaeumClient(self.nc, actor, self.timeout)
 
-    async def send(self, request: Request, command: Command) -> Reply:
+    async def send(self, request: Request, command: Command, *, a2a: bool = False) -> Reply:
+        """``a2a``: sent by the A2A gateway, the only sender whose command ids name A2A tasks."""
         actor = header(request, AGENT_HEADER)
         if not SLUG.fullmatch(actor):
             return Reply.rejected(
@@ -74,6 +75,9 @@ class Gateway:
             )
         if command.command_id is None and (key := header(request, IDEMPOTENCY_HEADER)):
             command = msgspec.structs.replace(command, command_id=key)
+        if not a2a and (command.command_id or "").startswith(a2a_tasks.COMMAND_PREFIX):
+            return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "
+                                  "send those through /a2a", IDEMPOTENCY_HEADER)
         try:
             return await self.client(actor).send(command)
         except Unreachable as error:

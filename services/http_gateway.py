@@ -88,8 +88,10 @@ async def strict_body(request: Request) -> Response[bytes] | None:
     with ``strict=False``, which would take ``"3"`` for 3 and ``"true"`` for true; this runs
     before it and refuses such a body, naming the field."""
     data = request.route_handler.parsed_fn_signature.parameters.get("data")
+    if data is None:
+        return None
     body = await request.body()
-    if data is None or (data.is_optional and not body.strip()):
+    if data.is_optional and not body.strip():
         return None
     try:
         msgspec.json.decode(body, type=data.annotation)

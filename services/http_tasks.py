@@ -59,14 +59,14 @@ class NoFields(msgspec.Struct, forbid_unknown_fields=True):
     """The body of a command whose path and headers say it all: none, or ``{}``."""
 
 
-class TaskCreated(msgspec.Struct):
+class TaskCreatedReply(msgspec.Struct):
     """The task's number in its project, and the stream position of its creation."""
 
     id: int
     position: int | None
 
 
-class TaskMoved(msgspec.Struct):
+class TaskMovedReply(msgspec.Struct):
     """Where the task stands after the command."""
 
     id: int
@@ -75,14 +75,14 @@ class TaskMoved(msgspec.Struct):
     position: int | None
 
 
-class ReviewAccepted(msgspec.Struct, rename="camel"):
+class ReviewAcceptedReply(msgspec.Struct, rename="camel"):
     """The review's run (its version in the task's history) and the ids given to its findings."""
 
     run_id: int
     finding_ids: list[int]
 
 
-class RulingAccepted(msgspec.Struct, rename="camel"):
+class RulingAcceptedReply(msgspec.Struct, rename="camel"):
     """The ruling's run and the task's status after it."""
 
     run_id: int
@@ -116,7 +116,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         events = _decode_events(reply.events)
         status = status_set_by(events)
         reset = next((e for e in reversed(events) if isinstance(e, TaskReset)), None)
-        if status is not None and reset is not None:
+        if status is not None and reset is not None:  # a reset moves the task, into its new epoch
             return status.value, reset.epoch
         answer = await gateway.query("task.show", task_id=task_id, project_id=project, after=reply.position or 0)
         task = answer.get("result") or {}
@@ -133,15 +133,17 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         status, epoch = await status_after(task_id, command.project_id, reply)  # type: ignore[attr-defined]
-        return json(TaskMoved(task_id, status, epoch, reply.position))
+        return json(TaskMovedReply(task_id, status, epoch, reply.position))
 
-    @post("/tasks", status_code=200, tags=["tasks"], responses=_answers(TaskCreated))
-    async def create(data: CreateBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    @post("/tasks", status_code=200, tags=["tasks"], responses=_answers(TaskCreatedReply))
+    async def create(
+        data: CreateBody, request: Request,  # type: ignore[valid-type]
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
-        return failed or json(TaskCreated(facts(reply, "TaskIdIssued")["number"], reply.position))
+        return failed or json(TaskCreatedReply(facts(reply, "TaskIdIssued")["number"], reply.position))
 
     @get("/tasks/{task_id:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def show(task_id: int, request: Request, after: After = None, project: ProjectHeader = None) -> Response[Any]:
@@ -150,24 +152,30 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return answer_response(await gateway.query("task.show", task_id=task_id, project_id=project,
                                                    **waiting_for(after)))
 
-    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def claim(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:
+    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=_answers(TaskMovedReply))
+    async def claim(
+        task_id: int, request: Request, data: NoFields | None = None,
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ClaimTask(project_id=project, task_id=task_id))
 
-    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def transition(task_id: int, data: TransitionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=_answers(TaskMovedReply))
+    async def transition(
+        task_id: int, data: TransitionBody, request: Request,  # type: ignore[valid-type]
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         command = TransitionTask(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
-    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=_answers(ReviewAccepted))
-    async def review(task_id: int, data: ReviewBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=_answers(ReviewAcceptedReply))
+    async def review(
+        task_id: int, data: ReviewBody, request: Request,  # type: ignore[valid-type]
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         reply, failed = await sent(request, PostReview(project_id=project, task_id=task_id,
@@ -175,7 +183,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         posted = facts(reply, "ReviewPosted")
-        return json(ReviewAccepted(posted["originator_version"], [f["id"] for f in posted["findings"]]))
+        return json(ReviewAcceptedReply(posted["originator_version"], [f["id"] for f in posted["findings"]]))
 
     @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def reviews(task_id: int, cycle: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
@@ -183,9 +191,11 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             return missing_project()
         return answer_response(await gateway.query("task.reviews", task_id=task_id, project_id=project, cycle=cycle))
 
-    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=_answers(RulingAccepted))
-    async def arbitrate(task_id: int, data: RulingBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=_answers(RulingAcceptedReply))
+    async def arbitrate(
+        task_id: int, data: RulingBody, request: Request,  # type: ignore[valid-type]
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         reply, failed = await sent(request, PostRuling(project_id=project, task_id=task_id,
@@ -193,7 +203,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         status, _ = await status_after(task_id, project, reply)
-        return json(RulingAccepted(facts(reply, "RulingPosted")["originator_version"], status))
+        return json(RulingAcceptedReply(facts(reply, "RulingPosted")["originator_version"], status))
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def arbitrations(task_id: int, request: Request, project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
@@ -208,17 +218,21 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return answer_response(await gateway.query("task.addendum", task_id=task_id, project_id=project,
                                                    trigger=trigger))
 
-    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def session_ended(task_id: int, data: SessionBody, request: Request, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:  # type: ignore[valid-type]
+    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=_answers(TaskMovedReply))
+    async def session_ended(
+        task_id: int, data: SessionBody, request: Request,  # type: ignore[valid-type]
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         command = EndRoleSession(project_id=project, task_id=task_id, **msgspec.structs.asdict(data))
         return await moved(request, task_id, command)
 
-    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=_answers(TaskMoved))
-    async def reset(task_id: int, request: Request, data: NoFields | None = None, project: ProjectHeader = None, agent: AgentHeader = None,
-                     idempotency: IdempotencyHeader = None) -> Response[bytes]:
+    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=_answers(TaskMovedReply))
+    async def reset(
+        task_id: int, request: Request, data: NoFields | None = None,
+        project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
+    ) -> Response[bytes]:
         if not project:
             return missing_project()
         return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))

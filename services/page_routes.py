@@ -70,7 +70,8 @@ def dispute(handler: CommandHandler, command: DisputePage, actor: str) -> Reply:
 
 def resolve(handler: CommandHandler, command: ResolveDispute, actor: str) -> Reply:
     return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.resolve(
-        state, context, agent=command.agent, decision=command.decision, thread=command.thread
+        state, context, agent=command.agent, decision=command.decision, thread=command.thread,
+        members=handler.activity().members,
     ))
 
 

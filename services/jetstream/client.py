@@ -94,6 +94,8 @@ class JetStreamClient:
                     reconnected_cb=client._reconnected,
                     # Nothing is buffered while disconnected: a write that failed must not
                     # land later, when the server is back, after its caller was told it failed.
+                    # (While connected, the flusher still writes out whatever is queued; at
+                    # most MAX_BATCHES_IN_FLIGHT batches are.)
                     pending_size=0,
                 ),
                 timeout,
@@ -129,6 +131,8 @@ class JetStreamClient:
 
     async def _wait_online(self, doing: str) -> None:
         """Wait (bounded) for a connection that is back, instead of failing at once."""
+        if self.nc.is_closed:
+            raise OperationalError(f"{doing}: the NATS connection is closed")
         if not self._online.is_set():
             try:
                 await asyncio.wait_for(self._online.wait(), self.timeout)

@@ -89,6 +89,22 @@ class TestEndorsement:
                                     rev=2).then_rejects("stale_revision", "rev")
 
 
+    def test_the_endorsement_that_leaves_the_page_ready_says_a_human_may_approve_it(self) -> None:
+        history = endorsed(initialized(), "bob")
+        assert history[-1].approvable is False  # carol is active and pending
+        history = endorsed(history, "carol")
+        assert history[-1].approvable is True
+        history = endorsed(history, "bob", Endorsing.REVIEWED, hours=2, session="s2")
+        assert history[-1].approvable is False  # bob only reviewed it now
+
+    def test_an_agent_idle_thirty_days_does_not_hold_the_approval_back(self) -> None:
+        fleet = members("alice", "bob") + members("carol", days_idle=31)
+        history = initialized() + p.read(state_of(initialized()), at(1, "bob"), session_id="s")
+        [recorded] = p.endorse(state_of(history), at(1, "bob"), status=Endorsing.ACCEPTED, session_id="s",
+                               members=fleet)
+        assert recorded.approvable is True
+
+
 class TestRevision:
     def test_significance_is_computed_from_lines_and_headings(self) -> None:
         few = CONTENT.replace("Rule 1.", "Rule one.").replace("Rule 2.", "Rule two.")  # 2 of 13 lines

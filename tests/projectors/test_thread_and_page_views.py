@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
+
 from athenaeum.aggregates import fleet as f
 from athenaeum.aggregates import page as p
 from athenaeum.aggregates import thread as t
@@ -90,21 +92,14 @@ def test_registered_agents_review_every_page_even_those_older_than_them() -> Non
     assert items(views(roster + page), "bob") == []
 
 
-def test_a_page_every_active_agent_stands_behind_asks_a_human_to_approve_it() -> None:
-    roster = registered("alice", "bob", "carol")
+def test_an_approval_waits_for_the_humans_while_the_page_is_ready_for_it() -> None:
     page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-
-    def accepted(history: list[Event], agent: str, hours: float) -> list[Event]:
-        history = history + p.read(given(page_evolve, history).state, at(hours, agent), session_id="s")
-        return history + p.endorse(given(page_evolve, history).state, at(hours, agent), status=Endorsing.ACCEPTED,
-                                   session_id="s")
-
-    page = accepted(page, "bob", 2)
-    assert items(views(roster + page), "@humans") == []  # carol is active and pending
-    assert items(views(roster + accepted(page, "carol", 3)), "@humans") == [("wiki/a.md", "approve")]
-    # Forty idle days later carol is no longer active: bob's acceptance, after alice's, is enough.
-    late = accepted(p.init_page(None, at(24 * 40, "alice"), page="wiki/b.md", content="# B\n"), "bob", 24 * 40)
-    assert ("wiki/b.md", "approve") in items(views(roster + page + late), "@humans")
+    page += p.read(given(page_evolve, page).state, at(2, "bob"), session_id="s")
+    [ready] = p.endorse(given(page_evolve, page).state, at(2, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    page += [msgspec.structs.replace(ready, approvable=True)]  # as the rules say it, given the fleet
+    assert items(views(page), "@humans") == [("wiki/a.md", "approve")]
+    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.REVIEWED, session_id="s")
+    assert items(views(page), "@humans") == []
 
 
 def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:

@@ -143,8 +143,8 @@ def test_the_openapi_document_gives_each_answers_body(http: httpx.Client) -> Non
     assert body("/commands/ratification/vote", "post", "200").endswith("/AcceptedReply")
     for status in ("400", "404", "409", "422", "503"):
         assert body("/commands/ratification/vote", "post", status).endswith("/RejectedReply")
-    assert body("/tasks", "post", "200").endswith("/TaskCreated")
-    assert body("/tasks/{task_id}/arbitrations", "post", "200").endswith("/RulingAccepted")
+    assert body("/tasks", "post", "200").endswith("/TaskCreatedReply")
+    assert body("/tasks/{task_id}/arbitrations", "post", "200").endswith("/RulingAcceptedReply")
     assert body("/check/{agent}", "get", "404").endswith("/RejectedReply")
     claim = document["paths"]["/tasks/{task_id}/claim"]["post"]["parameters"]
     assert {"X-Agent-Name", "X-Project-Id", "Idempotency-Key"} <= {p["name"] for p in claim}
@@ -295,7 +295,10 @@ def test_an_a2a_task_cannot_be_taken_over_through_an_idempotency_key(http: httpx
     assert opened["result"]["contextId"] == "adr-owned"
     hijack = http.post("/commands/ratification/init", headers=as_("mallory") | {"Idempotency-Key": "a2a:t-owned"},
                        json={"topic": "evil", "roster": ["mallory"], "artifact": "# hijack\n"})
-    assert hijack.status_code == 422 and hijack.json()["error"]["code"] == "idempotency_key_reused"
+    assert hijack.status_code == 400 and hijack.json()["error"]["field"] == "Idempotency-Key"
+    squat = http.post("/commands/ratification/init", headers=as_("mallory"),
+                      json={"topic": "evil", "roster": ["mallory"], "artifact": "x", "command_id": "a2a:t-next"})
+    assert squat.status_code == 400  # a task id not taken yet cannot be claimed from outside A2A either
     assert http.get("/ratifications/evil").status_code == 404
     got = http.post("/a2a", json={"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "t-owned"}})
     assert got.json()["result"]["contextId"] == "adr-owned"
