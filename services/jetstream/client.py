@@ -36,7 +36,7 @@ WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
 # nothing stored. This process keeps well under the limit; other writers may still fill it.
 MAX_BATCHES_IN_FLIGHT = 32
 BATCH_REFUSED = frozenset({10176, 10210})
-BATCH_RETRY_WAITS = (0.01, 0.05, 0.1, 0.2, 0.4)
+BATCH_RETRY_WAITS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 STREAM_NOT_FOUND = 10059
 STREAM_NAME_IN_USE = 10058
 
@@ -179,7 +179,8 @@ class JetStreamClient:
                 ack = _decode_ack((await self._send_batch(messages)).data)
                 if ack.error is None or ack.error.err_code not in BATCH_REFUSED:
                     return ack
-                await asyncio.sleep(wait)  # refused whole, nothing stored: try again
+                log.info("an atomic batch was turned away whole (%s); sending it again", ack.error.description)
+                await asyncio.sleep(wait)  # nothing of it was stored
             return _decode_ack((await self._send_batch(messages)).data)
 
     async def _send_batch(self, messages: Sequence[Outgoing]) -> Msg:

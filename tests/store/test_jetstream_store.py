@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from uuid import UUID
 
+import nats
 import pytest
 from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent, Tracking
 from eventsourcing.utils import Environment
@@ -127,7 +130,8 @@ AWKWARD_IDS = [
 
 
 def test_more_concurrent_batches_than_the_server_takes_in_flight_all_land(factory) -> None:
-    # The server refuses a stream's 51st atomic batch in flight; each insert must land anyway.
+    # The server refuses a stream's 51st atomic batch in flight; one process's inserts never
+    # reach that many, however many threads write at once.
     recorder = factory.application_recorder()
     inserts = 300
 
@@ -137,6 +141,35 @@ def test_more_concurrent_batches_than_the_server_takes_in_flight_all_land(factor
     with ThreadPoolExecutor(150) as pool:
         list(pool.map(insert, range(inserts)))
     assert recorder.max_notification_id() == inserts * 199
+
+
+def test_a_batch_the_server_turns_away_while_others_hold_every_slot_lands_once_one_frees(
+    factory, store_env, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = factory.application_recorder()
+    stream = store_env["ATHENAEUM_STREAM"]
+    loop = asyncio.new_event_loop()
+    other = loop.run_until_complete(nats.connect(store_env["ATHENAEUM_NATS_URL"]))
+    held = [uuid.uuid4().hex for _ in range(50)]  # another writer's batches, begun, not committed
+    for n, batch in enumerate(held):
+        loop.run_until_complete(other.publish(f"{stream}.other.{n}", b"x", reply=other.new_inbox(),
+                                              headers={"Nats-Batch-Id": batch, "Nats-Batch-Sequence": "1"}))
+    loop.run_until_complete(other.flush())
+    outcome: list[object] = []
+    caplog.set_level(logging.INFO, logger="athenaeum.services.jetstream.client")
+    writer = threading.Thread(target=lambda: outcome.append(recorder.insert_events([stored("held", 1), stored("held", 2)])))
+    writer.start()
+    deadline = time.monotonic() + 10
+    while not any("turned away" in record.message for record in caplog.records):
+        assert time.monotonic() < deadline, "the batch was never turned away"
+        time.sleep(0.005)  # polling the log: the condition, bounded by the deadline
+    commit = {"Nats-Batch-Sequence": "2", "Nats-Batch-Commit": "1"}
+    for n, batch in enumerate(held):  # the other writer finishes: the slots free up
+        loop.run_until_complete(other.request(f"{stream}.other.{n}", b"y", headers=commit | {"Nats-Batch-Id": batch}))
+    writer.join(timeout=10)
+    loop.run_until_complete(other.close())
+    loop.close()
+    assert outcome and [e.originator_version for e in recorder.select_events("held")] == [1, 2]
 
 
 def test_awkward_ids_round_trip_without_colliding(factory) -> None:
