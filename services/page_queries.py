@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from athenaeum.aggregates.page_consensus import Consensus, Standing, consensus
-from athenaeum.aggregates.page_state import Page
+from athenaeum.aggregates.page_state import Endorsement, Page
 from athenaeum.services.command_handler import Activity
 
 DIALOGUE = "dialogue"  # the threads' folder beside the wiki's pages, in references to a thread
@@ -42,7 +42,17 @@ def consensus_block(page: Page, activity: Activity, now: datetime) -> str:
     lines = [f"rev: v{page.rev}", f"lifecycle: {page.lifecycle.value}", "consensus:"]
     # A JSON string is a valid YAML double-quoted scalar: quotes and newlines stay escaped.
     lines += [f"  {s.agent}: {json.dumps(_entry(s), ensure_ascii=False)}" for s in report.standings]
+    # A dispute blocks canon whoever raised it; one from outside the fleet's agents (a human, a
+    # principal not registered) is listed too, or the block would not show what holds it back.
+    listed = {s.agent for s in report.standings}
+    lines += [f"  {agent}: {json.dumps(_entry(_disputing(agent, e)), ensure_ascii=False)}"
+              for agent, e in sorted(page.endorsements.items()) if e.status == "disputed" and agent not in listed]
     return "\n".join(lines) + "\n"
+
+
+def _disputing(agent: str, endorsement: Endorsement) -> Standing:
+    return Standing(agent, "disputed", endorsement.rev, endorsement.since, active=False,
+                    disputed=endorsement.disputed, thread=endorsement.thread)
 
 
 def _standing(standing: Standing) -> dict[str, Any]:
