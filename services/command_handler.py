@@ -112,19 +112,20 @@ class CommandHandler:
         # unscoped, it names one command for everyone. A JSON array keeps the parts apart: ids
         # and keys may contain any separator.
         marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
-        if (earlier := self._applied(marker)) is not None:
-            return earlier
+        # A retry is not looked up first: the marker's append refuses it, so only a decision
+        # that appends nothing needs to ask whether the command was applied before.
         context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
         for _ in range(ATTEMPTS):
             state = self.load(aggregate_id, project)
             try:
                 events = decide(state, context)
             except RuleViolation as violation:
-                # The same command may have landed meanwhile (a retry racing its original).
+                # A retry finds its own work done (or its original landing meanwhile): answer as first.
                 earlier = self._applied(marker)
                 return earlier or Reply.rejected(violation.code, violation.message, violation.field)
             if not events:
-                return Reply.accepted(None, NO_EVENTS)  # nothing appended, nothing to wait for
+                # Nothing appended, nothing to wait for; unless it is a retry, finding its own work done.
+                return self._applied(marker) or Reply.accepted(None, NO_EVENTS)
             payload = encode_events(events)
             try:
                 recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload), self.fingerprint))

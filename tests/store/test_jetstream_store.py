@@ -97,6 +97,21 @@ def test_an_insert_that_lost_a_race_to_another_process_stores_nothing(store_env)
         assert [e.originator_version for e in mine.select_events(aggregate)] == [1, 2, 3]
 
 
+def test_reading_after_the_known_head_finds_what_another_process_appended(store_env) -> None:
+    # A cached aggregate's fast-forward: nothing new, one new event, then several.
+    with JetStreamFactory(Environment(env=store_env)) as one, JetStreamFactory(Environment(env=store_env)) as other:
+        aggregate = f"ff/{uuid.uuid4()}"
+        mine, theirs = one.application_recorder(), other.application_recorder()
+        mine.insert_events([stored(aggregate, 1)])
+        assert mine.select_events(aggregate, gt=1) == []
+        theirs.insert_events([stored(aggregate, 2)])
+        assert [e.originator_version for e in mine.select_events(aggregate, gt=1)] == [2]
+        theirs.insert_events([stored(aggregate, 3), stored(aggregate, 4)])
+        assert [e.originator_version for e in mine.select_events(aggregate, gt=2)] == [3, 4]
+        assert [e.originator_version for e in mine.select_events(aggregate, gt=4)] == []
+        mine.insert_events([stored(aggregate, 5)])  # the head it read is the one it expects
+
+
 def test_more_than_the_batch_limit_is_refused_whole(factory) -> None:
     recorder = factory.application_recorder()
     aggregate = f"big/{uuid.uuid4()}"
