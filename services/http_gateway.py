@@ -116,7 +116,13 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
     if error.status_code == 413:
         return error_response({"code": "invalid", "message": f"the body is over {MAX_BODY} bytes", "field": "body"})
     code = {404: "not_found", 405: "invalid"}.get(error.status_code, "invalid" if error.status_code < 500 else "unavailable")
-    body = msgspec.json.encode({"ok": False, "error": {"code": code, "message": str(error.detail)}})
+    message = str(error.detail)
+    if error.status_code == 404 and message == "Not Found":  # no route matched, or a path part is of the wrong kind
+        path = request.url.path
+        message = f"no route for {request.method} {path}; the routes are in /openapi.json"
+        if path.startswith("/tasks/"):
+            message += " (task ids are integers)"
+    body = msgspec.json.encode({"ok": False, "error": {"code": code, "message": message}})
     return Response(body, status_code=error.status_code, media_type=MediaType.JSON)
 
 

@@ -73,6 +73,13 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
     assert http.get("/ratifications/adr-12").status_code == 404
 
 
+def test_a_path_that_names_no_route_says_so(http: httpx.Client) -> None:
+    task = http.get("/tasks/abc")
+    assert task.status_code == 404 and task.json()["error"] == {
+        "code": "not_found", "message": "no route for GET /tasks/abc; the routes are in /openapi.json (task ids are integers)"}
+    assert "no route for POST /nowhere" in http.post("/nowhere").json()["error"]["message"]
+
+
 def test_a_key_reused_for_a_different_command_is_refused_and_its_retry_answered(http: httpx.Client) -> None:
     keyed = as_("alice") | {"Idempotency-Key": "propose-once"}
     body = {"text": "Adopt", "electorate": ["bob"], "threshold": 1, "proposal_id": "0000F00D"}
