@@ -2,7 +2,8 @@
 
 Only the FSM's edges are legal. Reviews are classified by the ledger (``task_review``); a
 revise past the cycle budget, or a contradiction the engineer reports, goes to an arbitrator
-(``task_arbitration``), and only a ruling leaves ``arbitrating``.
+(``task_arbitration``), and only a ruling leaves ``arbitrating`` (or the arbitrator's
+session ending without one).
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ from athenaeum.events.task import (
     task_id,
 )
 
+ARBITRATOR = "arbitrator"  # the role of the session an arbitrating task waits on
+# What transitions' payloads say: a misspelt key is refused rather than dropped, while one
+# that another transition takes is let be (a pump may send one payload shape for every edge).
+PAYLOAD_FIELDS = frozenset({"buildStatus", "commitSha", "findingIds", "notes", "failureReason", "failureDetail"})
+
 
 def create(
     ids: TaskIds | None,
@@ -78,6 +84,9 @@ def claim(task: Task, context: Context) -> list[Event]:
 
 def transition(task: Task, context: Context, *, to: str, payload: Mapping[str, Any]) -> list[Event]:
     """``POST /tasks/{id}/transition``: one edge of the FSM, its payload checked."""
+    if unknown := sorted(set(payload) - PAYLOAD_FIELDS):
+        raise Invalid(f"payload.{unknown[0]} is unknown: a transition's payload may hold "
+                      f"{', '.join(sorted(PAYLOAD_FIELDS))}", unknown[0])
     stamp = Stamp(task.id, task.version, context)
     match to:
         case "claimed":
@@ -108,8 +117,7 @@ def transition(task: Task, context: Context, *, to: str, payload: Mapping[str, A
             return fail(task, context, reason=reason, detail=text(payload, "failureDetail"))
         case "pending":
             raise IllegalTransition("a task returns to pending only by a reset", "to")
-    statuses = ", ".join(status.value for status in TaskStatus)
-    raise Invalid(f"to: {to!r} is not a status ({statuses})", "to")
+    raise Invalid(f"to: {to!r} is not a status ({', '.join(status.value for status in TaskStatus)})", "to")
 
 
 def fail(task: Task, context: Context, *, reason: FailureReason, detail: str = "") -> list[Event]:
@@ -123,14 +131,21 @@ def fail(task: Task, context: Context, *, reason: FailureReason, detail: str = "
 
 def end_role_session(task: Task, context: Context, *, role: str, exit_code: int) -> list[Event]:
     """A session that exits 0 without the task's status having changed since the previous
-    session ended was a no-op: the task fails, except from arbitrating, which only a ruling
-    leaves (PROTOCOLS.md section 5). Reviewers run side by side, so a reviewer whose review
-    of the current cycle is in made progress."""
+    session ended was a no-op: the task fails. Reviewers run side by side, so a reviewer whose
+    review of the current cycle is in made progress.
+
+    An arbitrating task waits on its arbitrator alone, whom only a ruling moves on. An
+    arbitrator that exits 0 with the task still arbitrating ruled nothing (after a 409 the
+    arbitrator protocol has it exit 0 precisely so that this fails the task, rather than leave
+    it arbitrating for good); any other role's session leaves the task waiting."""
     require_role(role, "role")
     stamp = Stamp(task.id, task.version, context)
     ended = stamp(RoleSessionEnded, role=role, exit_code=exit_code)
-    progressed = task.status_version > task.session_mark or role in task.reviewed_roles
-    if exit_code != 0 or task.status in TERMINAL or task.status is TaskStatus.ARBITRATING or progressed:
+    if task.status is TaskStatus.ARBITRATING:
+        idle = role == ARBITRATOR
+    else:
+        idle = task.status_version <= task.session_mark and role not in task.reviewed_roles
+    if exit_code != 0 or task.status in TERMINAL or not idle:
         return [ended]
     detail = f"the {role} session exited 0 and the task stayed {task.status.value}"
     return [ended, stamp(TaskFailed, failure_reason=FailureReason.ROLE_SESSION_NO_OP, failure_detail=detail)]

@@ -67,9 +67,12 @@ def arbitrations(events: Iterable[Event]) -> dict[str, Any]:
 
 
 def addendum(events: Iterable[Event], trigger: str) -> str | None:
-    """The latest stored addendum of a ``rule`` ruling on ``trigger``, if any."""
+    """The latest stored addendum of a ``rule`` ruling on ``trigger`` in the current epoch, if
+    any: a reset task starts afresh, and its engineer must not be told to leave a finding be."""
     found = None
     for event in events:
-        if isinstance(event, RulingPosted) and event.trigger.value == trigger and event.addendum:
+        if isinstance(event, TaskReset):
+            found = None
+        elif isinstance(event, RulingPosted) and event.trigger.value == trigger and event.addendum:
             found = event.addendum
     return found

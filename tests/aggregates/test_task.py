@@ -246,10 +246,16 @@ class TestRuling:
         given(evolve, history).when(t.transition, at(6, "engineer"), to="arbitrating",
                                     payload={"findingIds": [3, 4]}).then_rejects("arbitration_exists")
 
+    def test_a_payload_key_no_transition_takes_is_refused(self) -> None:
+        outcome = given(evolve, moved(moved(ONLY_TASK, "claimed"), "engineering")).when(
+            t.transition, at(4), to="built", payload={"buildStatus": "clean", "commit_sha": "abc"})
+        violation = outcome.then_rejects("invalid")
+        assert violation.field == "commit_sha" and "buildStatus, commitSha" in str(violation)
+
     def test_nothing_but_a_ruling_leaves_arbitrating(self) -> None:
         for target in ("failed", "engineering", "completed", "revising"):
-            given(evolve, contradicted()).when(t.transition, at(5), to=target,
-                                               payload={"failureReason": "role_session_no_op"}).then_rejects(
+            payload = {"failureReason": "role_session_no_op"} if target == "failed" else {}
+            given(evolve, contradicted()).when(t.transition, at(5), to=target, payload=payload).then_rejects(
                 "illegal_transition")
 
 
@@ -273,11 +279,17 @@ class TestSessionsAndReset:
         given(evolve, moved(ONLY_TASK, "claimed")).when(t.end_role_session, at(3), role="engineer",
                                                         exit_code=1).then("RoleSessionEnded")
 
-    def test_only_a_ruling_leaves_arbitrating_whichever_session_ends(self) -> None:
+    def test_an_arbitrating_task_waits_on_its_arbitrator_alone(self) -> None:
         history = contradicted()
-        history += t.end_role_session(state_of(history), at(4), role="engineer", exit_code=0)
-        for role in ("engineer", "arbitrator"):
-            given(evolve, history).when(t.end_role_session, at(5), role=role, exit_code=0).then("RoleSessionEnded")
+        for role in ("engineer", "security"):
+            history += given(evolve, history).when(t.end_role_session, at(4), role=role, exit_code=0).then(
+                "RoleSessionEnded")
+        given(evolve, history).when(t.end_role_session, at(5), role="arbitrator", exit_code=1).then("RoleSessionEnded")
+        # After a 409 (here: the wrong trigger) the arbitrator exits 0, and the no-op fails the task.
+        ruling(history, trigger="review_cycle_budget_exhausted", ruling_="approve").then_rejects("trigger_mismatch")
+        _, failed = given(evolve, history).when(t.end_role_session, at(5), role="arbitrator", exit_code=0).then(
+            "RoleSessionEnded", "TaskFailed")
+        assert failed.failure_reason is FailureReason.ROLE_SESSION_NO_OP
 
     def test_a_reset_starts_a_new_epoch_that_can_be_arbitrated_again(self) -> None:
         history = contradicted()

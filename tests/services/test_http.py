@@ -209,6 +209,48 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert anonymous.status_code == 400 and anonymous.json()["error"]["field"] == "X-Agent-Name"
 
 
+def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_its_addendum(http: httpx.Client) -> None:
+    project = "proj-409"
+    task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
+
+    def post(path: str, agent: str, body: dict) -> httpx.Response:
+        return http.post(f"/tasks/{task}/{path}", headers=as_(agent, project), json=body)
+
+    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
+        post("transition", "engineer", {"to": target, "payload": payload})
+    for role in ("security", "style"):
+        post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
+                               "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
+    post("transition", "engineer", {"to": "revising"})
+    post("transition", "engineer", {"to": "engineering"})
+    assert post("transition", "engineer", {"to": "arbitrating", "payload": {"findingIds": [1, 2]}}).status_code == 200
+    rule = {"trigger": "reviewer_contradiction", "ruling": "rule", "rulingMarkdown": "x",
+            "contradictionResolution": {"upheldFindingId": 1, "retiredFindingId": 2, "rationale": "r"}}
+    assert post("arbitrations", "arbitrator", rule).json()["newStatus"] == "revising"
+    addendum = f"/tasks/{task}/arbitrations/reviewer_contradiction/addendum"
+    assert "must NOT be addressed" in http.get(addendum, headers=as_("engineer", project)).text
+
+    # A second epoch: the arbitrator gets a 409 and exits 0, as its protocol says; the task fails.
+    post("transition", "engineer", {"to": "failed", "payload": {"failureReason": "engineer_build_failure"}})
+    post("reset", "ops", {})
+    assert http.get(addendum, headers=as_("engineer", project)).status_code == 404
+    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
+        post("transition", "engineer", {"to": target, "payload": payload})
+    for role in ("security", "style"):
+        post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
+                               "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
+    post("transition", "engineer", {"to": "revising"})
+    post("transition", "engineer", {"to": "engineering"})
+    post("transition", "engineer", {"to": "arbitrating", "payload": {"findingIds": [3, 4]}})
+    wrong = post("arbitrations", "arbitrator", {"trigger": "review_cycle_budget_exhausted", "ruling": "approve",
+                                                "rulingMarkdown": "x"})
+    assert wrong.status_code == 409
+    ended = post("role-session-ended", "arbitrator", {"role": "arbitrator", "exitCode": 0})
+    assert ended.json()["status"] == "failed"
+    shown = http.get(f"/tasks/{task}", params={"after": ended.json()["position"]}, headers=as_("ops", project)).json()
+    assert shown["failureReason"] == "role_session_no_op"
+
+
 def test_a_retried_task_command_gets_its_first_answer(http: httpx.Client) -> None:
     project = "proj-retry"
     task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
