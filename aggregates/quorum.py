@@ -132,9 +132,9 @@ def tiebreak(state: Proposal, context: Context, *, decision: CoordinatorDecision
 
 
 def override(state: Proposal, context: Context, *, decision: CoordinatorDecision, reason: str) -> list[Event]:
-    """The coordinator decides unilaterally while the proposal is open (even once its deadline
-    has passed and the timer has yet to fire); recorded for audit."""
-    _require_open(state)
+    """The coordinator decides unilaterally while the proposal is open, before its deadline
+    (after it, the votes as they stood decide, however late the timer); recorded for audit."""
+    _require_voting(state, context)
     _require_coordinator(state, context, "overrides")
     require_text(reason, "reason")
     return [Stamp(state.id, state.version, context)(CoordinatorOverridden, decision=decision, reason=reason)]
@@ -152,7 +152,7 @@ def expire(state: Proposal, context: Context) -> list[Event]:
 
 
 def _veto(state: Proposal, context: Context) -> list[Event]:
-    _require_open(state)
+    _require_voting(state, context)  # a veto is a NACK: before the deadline
     _require_coordinator(state, context, f"vetoes with {COORDINATOR_VETO}")
     return [Stamp(state.id, state.version, context)(ProposalVetoed, by=context.actor)]
 

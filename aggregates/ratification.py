@@ -240,6 +240,8 @@ def cancel(state: Ratification, context: Context) -> list[Event]:
     if context.actor != state.initiator and not context.actor_is_human:
         raise ActorMismatch(f"only the initiator {state.initiator!r} or a human cancels", "actor")
     _require_open(state)
+    if context.now >= state.expires_at:  # the votes as they stood at expiry are tallied, however late
+        raise VotingClosed(f"ratification {state.id!r} closed at {state.expires_at.isoformat()}; it awaits its tally")
     return [Stamp(state.id, state.version, context)(RatificationCanceled, by=context.actor)]
 
 

@@ -16,7 +16,9 @@ from athenaeum.events import Event
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 PAGE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
 PAGE_PATH_LIMIT = 255
-LAST_YEAR = 9000  # deadlines stay clear of datetime's year 9999, where rounding would overflow
+# Deadlines are met by the message schedules of the timer service, which count nanoseconds since
+# 1970 in 64 bits and so end in April 2262 (a later one fires at once): a margin short of that.
+LAST_YEAR = 2200
 TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
 ARTIFACT_LIMIT = 512 * 1024
 COMMAND_ID_LIMIT = 256  # bytes: an idempotency key, copied into every event the command appends
@@ -146,9 +148,10 @@ def require_deadline(moment: datetime, context: Context, field: str) -> datetime
     """A future time, in UTC, and far enough from the calendar's end to be scheduled."""
     if moment <= context.now:
         raise Invalid(f"{field} {moment.isoformat()} is not in the future", field)
-    if moment.year >= LAST_YEAR:
-        raise Invalid(f"{field} {moment.isoformat()} is too far in the future (before {LAST_YEAR})", field)
-    return moment.astimezone(timezone.utc)
+    utc = moment.astimezone(timezone.utc)
+    if utc.year >= LAST_YEAR:
+        raise Invalid(f"{field} {moment.isoformat()} is too far in the future (before {LAST_YEAR} UTC)", field)
+    return utc
 
 
 def require_text(value: str, field: str, limit: int = TEXT_LIMIT) -> None:

@@ -85,9 +85,10 @@ def _last_active(store: ReadModelStore, key: str) -> datetime | None:
 
 
 def _mark_dormant_by_timer(handler: CommandHandler, key: str, actor: str) -> Reply:
-    # One command per idle span: the same span fired again is the same command.
+    # One command per agent and idle span: the same span fired again is the same command.
     last = next((m.last_active for m in handler.activity().members if m.name == key), None)
-    return age_agent(handler, AgeAgent(name=key, command_id=f"dormant:{last.isoformat() if last else ''}"), actor)
+    command_id = f"dormant:{key}:{last.isoformat() if last else ''}"
+    return age_agent(handler, AgeAgent(name=key, command_id=command_id), actor)
 
 
 def _agent_next_due(handler: CommandHandler, store: ReadModelStore, key: str) -> datetime | None:

@@ -49,8 +49,8 @@ def moment(after: str | None, at: str | None, after_option: str, at_option: str)
         return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
     if after:
         match = _DURATION.match(after)
-        if match is None:
-            raise UsageError(f"{after_option}: {after!r} is not a duration like 72h, 14d or 30m")
+        if match is None or int(match.group(1)) == 0:
+            raise UsageError(f"{after_option}: {after!r} is not a duration above zero, like 72h, 14d or 30m")
         try:
             return ceil_second(datetime.now(timezone.utc) + timedelta(**{_UNITS[match.group(2)]: int(match.group(1))}))
         except OverflowError as error:

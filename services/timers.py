@@ -30,6 +30,10 @@ from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.routes import DEADLINES
 
 TIMER_ACTOR = "athenaeum-timer"
+# A message schedule counts nanoseconds since 1970 in 64 bits: one set past April 2262 fires at
+# once, and would be set again and fire again without end. The rules refuse such deadlines;
+# history from before they did is left to the start-up sweep.
+SCHEDULES_END = datetime(2262, 1, 1, tzinfo=timezone.utc)
 PROJECTION = "timers"
 log = logging.getLogger(__name__)
 
@@ -85,6 +89,9 @@ class TimerService:
         token = escape(aggregate_id)
         # Schedules fire by the server's clock; an injected clock (tests, demos) is offset from it.
         real = at.astimezone(timezone.utc) - (self.handler.clock() - utc_now())
+        if real >= SCHEDULES_END:
+            log.error("cannot schedule %s %s at %s: the start-up sweep is its only timer", family, aggregate_id, at)
+            return
         when = ceil_second(real).strftime("%Y-%m-%dT%H:%M:%SZ")  # idempotent on a rounded time
         await self.js.publish(
             f"{self.stream}.schedule.{family}.{token}",

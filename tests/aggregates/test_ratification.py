@@ -246,5 +246,8 @@ class TestCancel:
     def test_another_agent_may_not(self) -> None:
         given(evolve, frozen()).when(r.cancel, at(1, "bob")).then_rejects("actor_mismatch")
 
+    def test_nothing_to_cancel_once_expired_even_before_the_timer_tallies(self) -> None:
+        given(evolve, frozen()).when(r.cancel, at(73, "alice")).then_rejects("voting_closed")
+
     def test_nothing_to_cancel_after_the_tally(self) -> None:
         given(evolve, decomposed()).when(r.cancel, at(9, "alice")).then_rejects("not_open")
