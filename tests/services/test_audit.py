@@ -155,6 +155,17 @@ def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger
     assert findings[0]["position"] > record["position"]
 
 
+def test_an_export_missing_lines_fails_verification_however_many(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    for removed in (1, 2, 3):
+        path = tmp_path / f"short-{removed}.jsonl"
+        path.write_text("\n".join(lines[:1] + lines[1 + removed:]) + "\n")
+        verified = ledger.run("verify-export", str(path), "--json")
+        assert verified.returncode == 1, removed
+        assert json.loads(verified.stdout)["findings"][0]["code"] == "checkpoint_mismatch"
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
