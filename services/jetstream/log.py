@@ -258,24 +258,32 @@ class StreamLog:
                 if stop is not None and message.seq > stop:
                     more = False
                     break
-                topic = message.headers[TOPIC]
-                if wanted and topic not in wanted:
+                notification = self._notification(message)
+                if wanted and notification.topic not in wanted:
                     continue
-                selected.append(
-                    Notification(
-                        id=message.seq,
-                        originator_id=self.subjects.originator_id(message.subject, message.headers),
-                        originator_version=Head.of(message).position,
-                        topic=topic,
-                        state=message.payload,
-                    )
-                )
+                selected.append(notification)
                 if len(selected) == limit:
                     break
             if not messages or not more:
                 break
             first = messages[-1].seq + 1
         return selected
+
+    def _notification(self, message: Stored) -> Notification:
+        """A message on an event subject, as a notification. One this store did not write (its
+        headers missing or malformed) goes on with no topic, which no mapper decodes: followers
+        skip it and audits report it, rather than stop at it for good."""
+        try:
+            return Notification(
+                id=message.seq,
+                originator_id=self.subjects.originator_id(message.subject, message.headers),
+                originator_version=Head.of(message).position,
+                topic=message.headers[TOPIC],
+                state=message.payload,
+            )
+        except (KeyError, ValueError):  # UnicodeDecodeError is a ValueError
+            return Notification(id=message.seq, originator_id=message.subject, originator_version=0, topic="",
+                                state=message.payload)
 
     async def max_notification_id(self) -> int | None:
         last = await self.client.last(self.stream, self.subjects.events)

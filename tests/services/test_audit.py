@@ -112,6 +112,29 @@ def test_a_second_reopen_of_one_closure(ledger: Served) -> None:
     assert "reopen_exhausted" in report["findings"][0]["message"]
 
 
+def test_a_message_the_store_did_not_write_is_reported_and_followed_past(ledger: Served) -> None:
+    import asyncio
+
+    import nats
+
+    history(ledger)
+
+    async def forge() -> None:
+        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        for headers in ({"Athenaeum-Version": "3"}, {"Athenaeum-Version": "x", "Athenaeum-Topic": "VoteCast"}):
+            await nc.request("ATHENAEUM.ev.s.adr-20", b"{}", headers=headers, timeout=10)
+        await nc.close()
+
+    asyncio.run(forge())
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in report["findings"] if f["severity"] == "HARD"] == ["unknown_tag"] * 2
+    assert ledger.run("export").returncode == 0
+    # The views move past it: a later command is still reflected.
+    later = ledger.run("ratify", "init", "adr-21", "--roster", "alice", "--text", TEXT, "--json")
+    shown = ledger.run("ratify", "show", "adr-21", "--after", str(json.loads(later.stdout)["position"]))
+    assert shown.returncode == 0 and "adr-21" in shown.stdout
+
+
 def test_an_event_with_a_version_gap(ledger: Served) -> None:
     history(ledger)
     app = intruder(ledger)
