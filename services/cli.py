@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import msgspec
-from eventsourcing.persistence import OperationalError
+from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
 from athenaeum.services import cli_audit, cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
@@ -121,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
             return USAGE
         except OperationalError as error:
             print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+            return UNREACHABLE
+        except ProgrammingError as error:  # no such stream, or a server too old
+            print(f"athenaeum: cannot read the ledger: {error}", file=sys.stderr)
             return UNREACHABLE
     if not args.actor:
         parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")

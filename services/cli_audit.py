@@ -54,6 +54,9 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
             raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
         return _show(Report(findings=findings, events=events), args.json)
     until = _point(getattr(args, "until", None))
+    if args.family == "replay" and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+        # Files of a later point left beside this one's would show states that never were.
+        raise UsageError(f"--out: {args.out} is not an empty directory; replay writes one point in time into a new one")
     with _ledger(url) as app:
         if args.family == "export":
             position, moment = (until, None) if isinstance(until, int) else (None, until)
@@ -90,7 +93,8 @@ def _point(text: str | None) -> int | datetime | None:
 
 @contextmanager
 def _ledger(url: str | None) -> Iterator[AthenaeumApplication]:
-    env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url or "nats://127.0.0.1:4222"}
+    env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url or "nats://127.0.0.1:4222",
+           "ATHENAEUM_CREATE_STREAM": "n"}  # an auditor reads the ledger, and writes nothing
     if stream := os.environ.get("ATHENAEUM_STREAM"):
         env["ATHENAEUM_STREAM"] = stream
     app = AthenaeumApplication(env=env)

@@ -139,10 +139,13 @@ class JetStreamClient:
             except asyncio.TimeoutError:
                 raise OperationalError(f"{doing}: not connected to NATS for {self.timeout}s") from None
 
-    async def ensure_stream(self, config: dict[str, object]) -> None:
-        """Create the stream unless it exists; an existing one must allow what we rely on."""
+    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> None:
+        """Create the stream unless it exists (or, with ``create=False``, refuse a missing one);
+        an existing one must allow what we rely on."""
         name = config["name"]
         info = await self._api(f"STREAM.INFO.{name}", b"")
+        if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND and not create:
+            raise ProgrammingError(f"there is no stream {name} to read: is ATHENAEUM_STREAM right?")
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND:
             info = await self._api(f"STREAM.CREATE.{name}", msgspec.json.encode(config))
             if info.get("error", {}).get("err_code") == STREAM_NAME_IN_USE:  # created meanwhile

@@ -31,10 +31,10 @@ class Connection:
             raise ProgrammingError("this JetStream infrastructure factory is closed")
         return self._loop.run(coroutine)
 
-    def ensure_stream(self, config: dict[str, object]) -> None:
+    def ensure_stream(self, config: dict[str, object], create: bool = True) -> None:
         name = str(config["name"])
         if name not in self._ensured:
-            self.run(self.client.ensure_stream(config))
+            self.run(self.client.ensure_stream(config, create))
             self._ensured.add(name)
 
     def close(self) -> None:

@@ -6,7 +6,9 @@ Configuration, read from the application's environment (so ``<APP>_``-prefixed n
 - ``ATHENAEUM_STREAM``: the event stream (``ATHENAEUM``), created when missing with atomic
   publish and direct get allowed, delete and purge denied; snapshots go to ``<stream>_SNAPSHOTS``;
 - ``ATHENAEUM_REPLICAS``: stream replicas (1; 3 on a cluster);
-- ``ATHENAEUM_NATS_TIMEOUT``: seconds any single NATS wait may take (5).
+- ``ATHENAEUM_NATS_TIMEOUT``: seconds any single NATS wait may take (5);
+- ``ATHENAEUM_CREATE_STREAM``: ``n`` for readers (auditors) that must find the stream, never
+  create one under a mistyped name (``y``).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
     STREAM = "ATHENAEUM_STREAM"
     REPLICAS = "ATHENAEUM_REPLICAS"
     TIMEOUT = "ATHENAEUM_NATS_TIMEOUT"
+    CREATE_STREAM = "ATHENAEUM_CREATE_STREAM"
 
     def __init__(self, env: Environment | EnvType | None) -> None:
         super().__init__(env)
@@ -71,6 +74,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         # Snapshots are derived data: they may be deleted and rebuilt.
         self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=False)
         self._timeout = float(self.env.get(self.TIMEOUT, "5"))
+        self._create = self.env.get(self.CREATE_STREAM, "y").lower() not in ("n", "no", "false", "0")
         self._closed = False
         self._logs: dict[str, StreamLog] = {}
 
@@ -85,7 +89,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
     def _log(self, config: dict[str, object], events_log: StreamLog | None = None) -> StreamLog:
         name = str(config["name"])
         if name not in self._logs:
-            self.connection.ensure_stream(config)
+            self.connection.ensure_stream(config, self._create)
             self._logs[name] = StreamLog(self.connection.client, name, events_log)
         return self._logs[name]
 

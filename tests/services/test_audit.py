@@ -135,6 +135,27 @@ def test_a_message_the_store_did_not_write_is_reported_and_followed_past(ledger:
     assert shown.returncode == 0 and "adr-21" in shown.stdout
 
 
+def test_auditors_write_nothing_a_mistyped_stream_or_a_used_out_directory_is_refused(
+    ledger: Served, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    history(ledger)
+    used = tmp_path / "records"
+    assert ledger.run("replay", "--until", "5", "--out", str(used)).returncode == 0
+    again = ledger.run("replay", "--until", "9", "--out", str(used))
+    assert again.returncode == 2 and "not an empty directory" in again.stderr
+    monkeypatch.setenv("ATHENAEUM_STREAM", "ATHENAEM")
+    typo = ledger.run("audit")
+    assert typo.returncode == 3 and "no stream ATHENAEM" in typo.stderr
+    monkeypatch.delenv("ATHENAEUM_STREAM")
+    assert ledger.run("audit", "--humans", "ada").returncode == 0  # and the mistyped stream was never created
+    app = intruder(ledger)
+    try:
+        streams = app.factory.connection.run(app.factory.connection.client.stream_info("ATHENAEM"))
+    finally:
+        app.close()
+    assert streams["error"]["err_code"] == 10059
+
+
 def test_an_event_with_a_version_gap(ledger: Served) -> None:
     history(ledger)
     app = intruder(ledger)
