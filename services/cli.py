@@ -125,17 +125,18 @@ def main(argv: list[str] | None = None) -> int:
         except ProgrammingError as error:  # no such stream, or a server too old
             print(f"athenaeum: cannot read the ledger: {error}", file=sys.stderr)
             return UNREACHABLE
-    if not args.actor:
-        parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
     try:
         query = _query(args)
+        # Reading needs no identity, except to ask what waits on oneself.
+        if not args.actor and (query is None or args.family == "check"):
+            parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
         command = None if query else FAMILIES[args.family].command_from(args)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
     url = url or "nats://127.0.0.1:4222"
     try:
-        with SyncClient(url, args.actor) as client:
+        with SyncClient(url, args.actor or "") as client:
             if query is not None:
                 answer = client.query(query[0], **query[1])
                 show_answer(answer, args.json)

@@ -1,7 +1,8 @@
 """The Python client: send commands to Athenaeum over NATS.
 
 ``AthenaeumClient`` is async; ``SyncClient`` wraps it for scripts. Both give every command a
-``command_id`` when the caller did not, so a retry of the same call is safe.
+``command_id`` when the caller did not. A retry is safe when it carries the same id: set one on
+the command, or take it from the ``Unreachable`` that a lost reply raises.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ _routes = {route.command: route for route in ROUTES}
 
 
 class Unreachable(ConnectionError):
-    """No Athenaeum server or command service answers."""
+    """No Athenaeum server or command service answers. ``command_id`` is the id the command
+    went with, if it went: send it again with that id, and it is applied at most once."""
+
+    def __init__(self, message: str, command_id: str | None = None) -> None:
+        super().__init__(message)
+        self.command_id = command_id
 
 
 class AthenaeumClient:
@@ -65,9 +71,12 @@ class AthenaeumClient:
         except nats.errors.NoRespondersError as error:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:
-            raise Unreachable(f"no reply within {self.timeout}s") from error
+            raise Unreachable(f"no reply within {self.timeout}s (command_id {command.command_id!r})",
+                              command.command_id) from error
         except nats.errors.MaxPayloadError as error:
             return Reply.rejected("invalid", f"the command is over the server's message size limit: {error}", "body")
+        except nats.errors.Error as error:  # the connection is gone
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost: {error!r}") from error
         return decode(msg.data)
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:
@@ -77,13 +86,21 @@ class AthenaeumClient:
         try:
             msg = await self.nc.request(subject, msgspec.json.encode(fields), timeout=self.timeout)
         except nats.errors.NoRespondersError as error:
-            raise Unreachable("no Athenaeum query service is running") from error
+            raise Unreachable(f"nothing answers the query {name!r}: no such query, or no query service running") from error
         except nats.errors.TimeoutError as error:
             raise Unreachable(f"no answer within {self.timeout}s") from error
+        except nats.errors.Error as error:
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost: {error!r}") from error
         return msgspec.json.decode(msg.data)
 
     async def close(self) -> None:
         await self.nc.close()
+
+    async def __aenter__(self) -> AthenaeumClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
 
 
 class SyncClient:
@@ -91,7 +108,11 @@ class SyncClient:
 
     def __init__(self, url: str, actor: str, timeout: float = 10.0) -> None:
         self._loop = asyncio.new_event_loop()
-        self._client = self._loop.run_until_complete(AthenaeumClient.connect(url, actor, timeout))
+        try:
+            self._client = self._loop.run_until_complete(AthenaeumClient.connect(url, actor, timeout))
+        except BaseException:
+            self._loop.close()
+            raise
 
     def send(self, command: Command) -> Reply:
         return self._loop.run_until_complete(self._client.send(command))

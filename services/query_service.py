@@ -118,7 +118,7 @@ def render_ratification(reads: Reads, query: RenderRatification) -> Answer:
     try:
         text = ratification_records.render(query.record, events)
     except ratification_records.NotRendered as missing:
-        return _not_found(str(missing), "record")
+        return _not_found(str(missing), "render")
     return _record(reads, query.record, text)
 
 

@@ -50,6 +50,21 @@ def test_bad_arguments_exit_two_and_send_nothing(served: Served) -> None:
     assert now.returncode == 2 and "--expires-in: '0s' is not a duration above zero" in now.stderr
 
 
+def test_reading_needs_no_identity_but_check_and_commands_do(served: Served) -> None:
+    served.run("ratify", "init", "adr-4", "--roster", "alice", "--text", TEXT)
+    env = {k: v for k, v in os.environ.items() if k not in ("ATHENAEUM_AGENT", "ATHENAEUM_NATS_URL")}
+
+    def anonymous(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*ATHENAEUM, *args, "--data-dir", str(served.data_dir)],
+                              capture_output=True, text=True, timeout=60, env=env)
+
+    shown = anonymous("ratify", "show", "adr-4", "--render", "manifest")
+    assert shown.returncode == 0 and "topic: adr-4" in shown.stdout
+    for needs_one in (("check",), ("ratify", "cancel", "adr-4")):
+        refused = anonymous(*needs_one)
+        assert refused.returncode == 2 and "--as AGENT" in refused.stderr
+
+
 def test_an_unreachable_server_exits_three(tmp_path: Path) -> None:
     done = subprocess.run(
         [*ATHENAEUM, "ratify", "cancel", "x", "--nats", "nats://127.0.0.1:1", "--as", "a", "--data-dir", str(tmp_path)],

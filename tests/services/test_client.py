@@ -1,0 +1,24 @@
+"""The Python client as an agent's script uses it: errors it can act on, and a retry that is safe."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from athenaeum.events.quorum_commands import ProposeQuorum
+from athenaeum.services.client import SyncClient, Unreachable
+from tests.services.conftest import Served
+
+
+def test_a_lost_server_and_a_misspelt_query_are_named(served: Served) -> None:
+    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
+    with SyncClient(url, "alice", timeout=5) as client:
+        with pytest.raises(Unreachable, match="'ratification.shwo'"):
+            client.query("ratification.shwo", topic="x")
+        served.stop()
+        for _ in range(2):  # the first try finds the server gone, the second the connection closed
+            with pytest.raises(Unreachable):
+                client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1))
+    with pytest.raises(Unreachable, match="cannot reach"):
+        SyncClient(url, "alice", timeout=2)
