@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
+import nats.errors
 from eventsourcing.application import AggregateNotFoundError
 from nats.micro.request import Request
 from nats.micro.service import Service
@@ -276,6 +277,12 @@ def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-de
                 reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
             except Exception as error:  # noqa: BLE001  a request must always be answered
                 reply = Answer(ok=False, error={"code": "unavailable", "message": f"the query failed: {error!r}"})
-        await request.respond(msgspec.json.encode(reply))
+        encoded = msgspec.json.encode(reply)
+        try:
+            await request.respond(encoded)
+        except nats.errors.MaxPayloadError as error:
+            too_large = {"code": "too_large", "message": f"the answer is {len(encoded):,} bytes, more than one NATS "
+                         f"message carries ({error}); ask for a narrower part of it"}
+            await request.respond(msgspec.json.encode(Answer(ok=False, error=too_large)))
 
     return concurrently(answer_request)

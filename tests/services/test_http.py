@@ -251,6 +251,22 @@ def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_i
     assert shown["failureReason"] == "role_session_no_op"
 
 
+def test_an_answer_too_large_for_one_message_is_a_clear_error_at_once(http: httpx.Client) -> None:
+    project = "proj-big"
+    task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
+    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
+        http.post(f"/tasks/{task}/transition", headers=as_("engineer", project), json={"to": target, "payload": payload})
+    big = "\U0001F600" * 500_000  # 2 MB of UTF-8 each, within the 512,000-character limit
+    for role in ("r1", "r2", "r3", "r4", "r5"):
+        body = json.dumps({"reviewerRole": role, "verdict": "approve", "rawMarkdown": big}, ensure_ascii=False)
+        posted = http.post(f"/tasks/{task}/reviews", headers=as_(role, project) | {"Content-Type": "application/json"},
+                           content=body.encode())
+        assert posted.status_code == 200, posted.text
+    answer = http.get(f"/tasks/{task}/reviews/0", headers=as_("arbitrator", project))
+    assert answer.status_code == 500 and answer.json()["error"]["code"] == "too_large"
+    assert "more than one NATS message carries" in answer.json()["error"]["message"]
+
+
 def test_a_retried_task_command_gets_its_first_answer(http: httpx.Client) -> None:
     project = "proj-retry"
     task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
