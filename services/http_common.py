@@ -19,7 +19,9 @@ from athenaeum.services.replies import AcceptedReply, RejectedReply, Reply, enco
 
 AGENT_HEADER = "X-Agent-Name"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-MAX_BODY = 2 * 1024 * 1024  # a 512 KiB artifact, JSON-escaped, with room to spare
+# A text of 512,000 characters, JSON-escaped as \u surrogate pairs (12 bytes a character, as
+# Python's json.dumps writes emoji), with room to spare; re-encoded for NATS it is 2 MB at most.
+MAX_BODY = 7 * 1024 * 1024
 # The headers, declared on the routes that read them so the OpenAPI document lists them.
 AgentHeader = Annotated[str | None, HeaderParameter(name=AGENT_HEADER, required=False, description="who acts")]
 IdempotencyHeader = Annotated[str | None, HeaderParameter(

@@ -65,8 +65,20 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
                         json={"topic": "adr-12", "roster": ["alice"], "artifact": "x", "colour": "red"})
     assert unknown.status_code == 400 and unknown.json()["error"]["field"] == "colour"
     huge = http.post("/commands/ratification/init", headers=as_("alice"),
-                     json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (3 * 1024 * 1024)})
+                     json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (8 * 1024 * 1024)})
     assert huge.status_code == 400 and "over" in huge.json()["error"]["message"]
+    # Within the limits, however escaped: 512,000 emoji are 6 MB of \u pairs.
+    escaped = http.post("/tasks", headers=as_("ops", "proj-escaped"),
+                        json={"title": "t", "planPath": "p.md"})
+    task = escaped.json()["id"]
+    for target in ("claimed", "engineering"):
+        http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"), json={"to": target})
+    http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"),
+              json={"to": "built", "payload": {"buildStatus": "clean"}})
+    http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"), json={"to": "reviewing"})
+    review = http.post(f"/tasks/{task}/reviews", headers=as_("style", "proj-escaped"),
+                       json={"reviewerRole": "style", "verdict": "approve", "rawMarkdown": "\U0001F600" * 512_000})
+    assert review.status_code == 200, review.text
     over_limit = http.post("/commands/ratification/init", headers=as_("alice"),
                            json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (513 * 1024)})
     assert over_limit.status_code == 400 and over_limit.json()["error"]["field"] == "artifact"
