@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
@@ -36,6 +36,8 @@ from athenaeum.services.projection import PROJECTION, PROJECTORS
 from athenaeum.services.read_models import ReadModelStore
 
 READ_BATCH = 1000
+# A timer meets its deadline a moment after it: only a deadline unmet for longer is a smell.
+TIMER_GRACE = timedelta(minutes=1)
 _FOLDS = {  # by the family an aggregate id carries; ratification topics carry none
     "ratification": fold(ratification_state.evolve),
     "quorum": fold(quorum_state.evolve),
@@ -104,7 +106,12 @@ class Audit:
         self.history: dict[str, list[Event]] | None = {} if keep_history else None
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
-        for notification in self._notifications(until_position):
+        """The ledger as of a position or a time. A command is atomic: one whose first event is
+        within the cut is taken whole, even where its last event lies past the position."""
+        for notification in self._notifications():
+            if until_position is not None and notification.id > until_position:
+                if not self.group or self._command_of(notification) != _command(self.group[0][1]):
+                    break
             event = self._decoded(notification)
             if event is not None and until_time is not None and event.timestamp > until_time:
                 break
@@ -122,7 +129,9 @@ class Audit:
             if self.report.events % READ_BATCH == 0:
                 self.progress(self.report.events)
         self._settle()
-        self._check_overdue(until_time or self.clock())
+        # As of a position, "now" is when its last event was recorded, not the auditor's clock.
+        now = until_time or (self.last_time if until_position is not None else None) or self.clock()
+        self._check_overdue(now)
         if until_position is None and until_time is None:
             self._compare_views()
         self.report.aggregates = len(self.states)
@@ -130,14 +139,20 @@ class Audit:
             self.report.findings = [f for f in self.report.findings if f.family == self.family]
         return self.report
 
-    def _notifications(self, until: int | None) -> Iterator[Notification]:
+    def _notifications(self) -> Iterator[Notification]:
         start = 1
         while True:
-            batch = self.app.recorder.select_notifications(start, READ_BATCH, stop=until)
+            batch = self.app.recorder.select_notifications(start, READ_BATCH)
             yield from batch
             if len(batch) < READ_BATCH:
                 return
             start = batch[-1].id + 1
+
+    def _command_of(self, notification: Notification) -> tuple[str, datetime] | None:
+        try:
+            return _command(self.app.mapper.to_domain_event(notification))
+        except (UnknownEventTag, MapperDeserialisationError):
+            return None
 
     def _decoded(self, notification: Notification) -> Event | None:
         try:
@@ -231,13 +246,13 @@ class Audit:
         for aggregate_id, state in self.states.items():
             family = family_of_id(aggregate_id)
             due = _overdue_at(family, state)
-            if due is not None and due < now:
+            if due is not None and due + TIMER_GRACE < now:
                 self.report.findings.append(Finding("WARN", "deadline_missed", family, natural_key(aggregate_id),
                                                     None, f"due {due.isoformat()} and not met: a timer never fired"))
         roster = self.states.get(FLEET_ID)
         for member in self.members():
             due = member.last_active + DORMANT_AFTER
-            if due < now and (roster is None or roster.dormant.get(member.name) != member.last_active):
+            if due + TIMER_GRACE < now and (roster is None or roster.dormant.get(member.name) != member.last_active):
                 self.report.findings.append(Finding("WARN", "deadline_missed", "fleet", member.name, None,
                                                     f"idle since {member.last_active.isoformat()}, not marked dormant"))
 

@@ -114,8 +114,9 @@ class CommandHandler:
         marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
         # A retry is not looked up first: the marker's append refuses it, so only a decision
         # that appends nothing needs to ask whether the command was applied before.
-        context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
         for _ in range(ATTEMPTS):
+            # Timed at each attempt: a command that lost a race is not stamped before the winner.
+            context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
             state = self.load(aggregate_id, project)
             try:
                 events = decide(state, context)

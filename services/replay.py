@@ -30,7 +30,9 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     assert audit.history is not None
     files: dict[Path, str] = {}
     log_lines: list[tuple[datetime, str]] = []
-    now = moment or audit.last_time
+    # Standings read the clock (who is active, who dormant); past the ledger's last event a
+    # later time would invent what the ledger never recorded.
+    now = min(moment, audit.last_time) if moment and audit.last_time else moment or audit.last_time
     for aggregate_id, events in sorted(audit.history.items()):
         family = family_of_id(aggregate_id)
         key = natural_key(aggregate_id)
@@ -66,15 +68,14 @@ def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
             files[folder / f"{record}.{'yaml' if record == 'manifest' else 'md'}"] = ratification_records.render(record, events)
         except ratification_records.NotRendered:
             continue  # not there yet at this point in history
-    # Votes are blind until the tally (PROTOCOLS.md section 1): before it, a vote file says
-    # only that the agent voted, as the log does.
+    # Votes are blind until the tally (PROTOCOLS.md section 1), and a vote file names its
+    # decision (FORMATS.md): until the tally there are none; the log says who voted.
     tallied = any(isinstance(event, VotesTallied) for event in events)
     for event in events:
-        if isinstance(event, VoteCast):
+        if isinstance(event, VoteCast) and tallied:
             vote: dict[str, Any] = {"agent": event.agent, "artifact_sha256": event.artifact_sha256,
-                                    "decision": event.decision.value if tallied else "sealed until the tally",
-                                    "timestamp": _time(event.timestamp)}
-            if event.dissent and tallied:
+                                    "decision": event.decision.value, "timestamp": _time(event.timestamp)}
+            if event.dissent:
                 vote["dissent"] = msgspec.to_builtins(event.dissent)
             files[folder / f"{event.agent}.vote.yaml"] = dump(vote)
         elif isinstance(event, HumanDecisionRecorded):
