@@ -49,11 +49,14 @@ def register(
     return [Stamp(FLEET_ID, version, context)(AgentRegistered, name=name, human=human, by=context.actor)]
 
 
-def mark_dormant(state: Fleet | None, context: Context, *, name: str, members: Sequence[Member]) -> list[Event]:
+def mark_dormant(
+    state: Fleet | None, context: Context, *, name: str, members: Sequence[Member], as_of_position: int | None = None
+) -> list[Event]:
     """The timer's command: idempotent, and nothing unless the agent has been idle long enough."""
     member = next((m for m in members if m.name == name), None)
     if state is None or member is None:
         raise NotFound(f"no registered agent {name!r}", "name")
     if context.now - member.last_active < DORMANT_AFTER or state.dormant.get(name) == member.last_active:
         return []
-    return [Stamp(FLEET_ID, state.version, context)(AgentWentDormant, name=name, idle_since=member.last_active)]
+    return [Stamp(FLEET_ID, state.version, context)(AgentWentDormant, name=name, idle_since=member.last_active,
+                                                     as_of_position=as_of_position)]

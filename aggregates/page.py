@@ -130,9 +130,11 @@ def endorse(
     session_id: str,
     rev: int | None = None,
     members: Sequence[Member] = (),
+    as_of_position: int | None = None,
 ) -> list[Event]:
     """``members``: the fleet, to see whether a soft-canonical page has become canonical, and
-    whether the endorsement leaves the page ready for a human's approval."""
+    whether the endorsement leaves the page ready for a human's approval; ``as_of_position``:
+    where they were read, recorded so that an audit reads them there too."""
     require_text(session_id, "session_id")
     if rev is not None and rev != state.rev:
         raise StaleRevision(f"{state.key!r} is at rev v{state.rev}, not v{rev}", "rev")
@@ -141,7 +143,8 @@ def endorse(
             f"{context.actor!r} has not read rev v{state.rev} of {state.key!r} in session {session_id!r}", "session_id"
         )
     stamp = Stamp(state.id, state.version, context)
-    recorded = stamp(EndorsementRecorded, agent=context.actor, status=status, rev=state.rev, session_id=session_id)
+    recorded = stamp(EndorsementRecorded, agent=context.actor, status=status, rev=state.rev, session_id=session_id,
+                     as_of_position=as_of_position)
     report = consensus(_evolved(state, recorded), members, context.now)
     if state.lifecycle is Lifecycle.SOFT_CANONICAL and report.canonical_ready:
         return [recorded, stamp(LifecycleChanged, from_=state.lifecycle, to=Lifecycle.CANONICAL,
@@ -190,7 +193,8 @@ def dispute(state: Page, context: Context, *, section: str, thread: str | None =
 
 
 def resolve(
-    state: Page, context: Context, *, agent: str, decision: str, thread: str, members: Sequence[Member] = ()
+    state: Page, context: Context, *, agent: str, decision: str, thread: str, members: Sequence[Member] = (),
+    as_of_position: int | None = None,
 ) -> list[Event]:
     """(human) The final word on a dispute, recorded as accepted (user decision); ``members``
     as for ``endorse``."""
@@ -202,7 +206,8 @@ def resolve(
     require_text(decision, "decision")
     require_slug(thread, "thread")
     resolved = Stamp(state.id, state.version, context)(
-        DisputeResolved, agent=agent, decided_by=context.actor, decision=decision, thread=thread
+        DisputeResolved, agent=agent, decided_by=context.actor, decision=decision, thread=thread,
+        as_of_position=as_of_position,
     )
     report = consensus(_evolved(state, resolved), members, context.now)
     return [msgspec.structs.replace(resolved, approvable=_approvable(state.lifecycle, report))]
@@ -232,7 +237,7 @@ def change_lifecycle(state: Page, context: Context, *, to: Lifecycle, reason: st
     return [Stamp(state.id, state.version, context)(LifecycleChanged, from_=state.lifecycle, to=to, reason=reason)]
 
 
-def age(state: Page, context: Context, *, members: Sequence[Member]) -> list[Event]:
+def age(state: Page, context: Context, *, members: Sequence[Member], as_of_position: int | None = None) -> list[Event]:
     """The timer's command when a revision's 14 days are up: records it, with the readiness it
     leaves; idempotent, and nothing before its time."""
     if state.aged_rev >= state.rev or context.now < state.revised_at + SOFT_CANONICAL_AGING:
@@ -240,7 +245,7 @@ def age(state: Page, context: Context, *, members: Sequence[Member]) -> list[Eve
     report = consensus(state, members, context.now)
     return [Stamp(state.id, state.version, context)(
         PendingAged, rev=state.rev, canonical_ready=report.canonical_ready,
-        soft_canonical_ready=report.soft_canonical_ready,
+        soft_canonical_ready=report.soft_canonical_ready, as_of_position=as_of_position,
     )]
 
 

@@ -26,3 +26,4 @@ class AgentWentDormant(Event, tag="AgentWentDormant"):
 
     name: str
     idle_since: datetime
+    as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it

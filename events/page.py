@@ -65,6 +65,7 @@ class EndorsementRecorded(Event, tag="EndorsementRecorded"):
     rev: int
     session_id: str
     approvable: bool = False  # after it, a human may approve the page (canonical or soft-canonical)
+    as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it
 
 
 class EndorsementDisputed(Event, tag="EndorsementDisputed"):
@@ -96,6 +97,7 @@ class DisputeResolved(Event, tag="DisputeResolved"):
     decision: str
     thread: str
     approvable: bool = False  # as on EndorsementRecorded
+    as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it
 
 
 class CanonApproved(Event, tag="CanonApproved"):
@@ -113,6 +115,7 @@ class PendingAged(Event, tag="PendingAged"):
     rev: int
     canonical_ready: bool
     soft_canonical_ready: bool
+    as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it
 
 
 class LifecycleChanged(Event, tag="LifecycleChanged"):

@@ -26,7 +26,8 @@ from athenaeum.services.replies import Reply
 
 def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        return rules.age(state, context, members=handler.activity().members)
+        activity = handler.activity()
+        return rules.age(state, context, members=activity.members, as_of_position=activity.position)
 
     checked = existing(decide, f"page {command.page!r}", "page")
     return handler.handle(family_id("page", command.page), project, checked, actor, command.command_id)
@@ -34,7 +35,9 @@ def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
 
 def age_agent(handler: CommandHandler, command: AgeAgent, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        return fleet.mark_dormant(state, context, name=command.name, members=handler.activity().members)
+        activity = handler.activity()
+        return fleet.mark_dormant(state, context, name=command.name, members=activity.members,
+                                  as_of_position=activity.position)
 
     return handler.handle(FLEET_ID, project_fleet, decide, actor, command.command_id)
 

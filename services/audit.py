@@ -9,6 +9,7 @@ in memory and compares it with the live read models, and warns of smells that br
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -104,6 +105,9 @@ class Audit:
         self.last_time: datetime | None = None
         # Every aggregate's events, for those who render records from them (replay).
         self.history: dict[str, list[Event]] | None = {} if keep_history else None
+        # Each agent's activity document after each change, by position: a command records
+        # where it read the fleet's activity, and is re-checked against the fleet as it was there.
+        self.activity: dict[str, tuple[list[int], list[dict[str, Any] | None]]] = {}
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         """The ledger as of a position or a time. A command is atomic: one whose first event is
@@ -181,8 +185,8 @@ class Audit:
             self._check_checkpoint(position, primary)
         else:
             self._recheck(position, primary, events)
-        for _, event in group:
-            self._apply(event)
+        for position, event in group:
+            self._apply(position, event)
 
     def _recheck(self, position: int, primary: Event, events: list[Event]) -> None:
         rerun = RECHECKS.get(type(primary))
@@ -192,7 +196,7 @@ class Audit:
             return
         context = Context(actor=primary.actor, now=primary.timestamp, command_id=primary.command_id,
                           is_human=self._is_human)
-        replayed = Replayed(self.states.get, not self.humans, self.members)
+        replayed = Replayed(self.states.get, not self.humans, lambda as_of: self.members(as_of))
         try:
             produced = rerun(events, context, replayed)
         except RuleViolation as violation:
@@ -218,7 +222,7 @@ class Audit:
                           "history before it was changed")
         self.digests = {count: value for count, value in self.digests.items() if count > checkpoint.count}
 
-    def _apply(self, event: Event) -> None:
+    def _apply(self, position: int, event: Event) -> None:
         folding = _FOLDS.get(family_of_id(event.originator_id), lambda state, events: state)  # an unknown family: nothing to fold
         self.states[event.originator_id] = folding(self.states.get(event.originator_id), [event])
         self.last_time = event.timestamp
@@ -229,17 +233,25 @@ class Audit:
                 self.views.pop((change.view, change.key), None)
             else:
                 self.views[(change.view, change.key)] = change.document
+            if change.view == fleet_activity.VIEW:
+                positions, documents = self.activity.setdefault(change.key, ([], []))
+                positions.append(position)
+                documents.append(change.document)
 
     def _is_human(self, principal: str) -> bool:
         roster = self.states.get(FLEET_ID)
         return principal in self.humans or (roster is not None and principal in roster.humans)
 
-    def members(self) -> list[Member]:
-        return [
-            msgspec.convert(agent, Member)
-            for (view, _), agent in sorted(self.views.items())
-            if view == fleet_activity.VIEW and not agent["human"]
-        ]
+    def members(self, as_of: int | None = None) -> list[Member]:
+        """The fleet's agents as the views had them after position ``as_of`` (by default, now)."""
+        members = []
+        for name in sorted(self.activity):
+            positions, documents = self.activity[name]
+            at = len(positions) if as_of is None else bisect.bisect_right(positions, as_of)
+            agent = documents[at - 1] if at else None
+            if agent is not None and not agent["human"]:
+                members.append(msgspec.convert(agent, Member))
+        return members
 
     def _check_overdue(self, now: datetime) -> None:
         """Deadlines that passed with nothing recorded: a timer that never fired."""

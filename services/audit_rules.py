@@ -84,7 +84,7 @@ class Replayed(NamedTuple):
 
     state: Callable[[str], Any]  # an aggregate's state by id, None when it has no events yet
     bootstrap: bool  # anyone may register on an empty roster (no configured humans)
-    members: Callable[[], Sequence[Member]]
+    members: Callable[[int | None], Sequence[Member]]  # as of a position (None: as of the command)
 
 
 Recheck = Callable[[Sequence[Event], Context, Replayed], list[Event]]
@@ -258,7 +258,8 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, EndorsementRecorded)
-    return p.endorse(_own(g, x), c, status=e.status, session_id=e.session_id, members=x.members())
+    return p.endorse(_own(g, x), c, status=e.status, session_id=e.session_id, members=x.members(e.as_of_position),
+                     as_of_position=e.as_of_position)
 
 
 @recheck(EndorsementDisputed)
@@ -279,14 +280,15 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, DisputeResolved)
-    return p.resolve(_own(g, x), c, agent=e.agent, decision=e.decision, thread=e.thread, members=x.members())
+    return p.resolve(_own(g, x), c, agent=e.agent, decision=e.decision, thread=e.thread,
+                     members=x.members(e.as_of_position), as_of_position=e.as_of_position)
 
 
 @recheck(CanonApproved)
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, CanonApproved)
-    return p.approve(_own(g, x), c, level=e.level, members=x.members(), as_of_position=e.as_of_position)
+    return p.approve(_own(g, x), c, level=e.level, members=x.members(e.as_of_position), as_of_position=e.as_of_position)
 
 
 @recheck(LifecycleChanged)
@@ -298,14 +300,17 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
 
 @recheck(PendingAged)
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
-    return p.age(_own(g, x), c, members=x.members())
+    e = g[0]
+    assert isinstance(e, PendingAged)
+    return p.age(_own(g, x), c, members=x.members(e.as_of_position), as_of_position=e.as_of_position)
 
 
 @recheck(AgentWentDormant)
 def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, AgentWentDormant)
-    return fleet.mark_dormant(x.state(FLEET_ID), c, name=e.name, members=x.members())
+    return fleet.mark_dormant(x.state(FLEET_ID), c, name=e.name, members=x.members(e.as_of_position),
+                              as_of_position=e.as_of_position)
 
 
 @recheck(AgentRegistered)

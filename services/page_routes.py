@@ -50,10 +50,12 @@ def read(handler: CommandHandler, command: ReadPage, actor: str) -> Reply:
 
 
 def endorse(handler: CommandHandler, command: EndorsePage, actor: str) -> Reply:
-    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.endorse(
-        state, context, status=command.status, session_id=command.session_id, rev=command.rev,
-        members=handler.activity().members,
-    ))
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        activity = handler.activity()
+        return rules.endorse(state, context, status=command.status, session_id=command.session_id, rev=command.rev,
+                             members=activity.members, as_of_position=activity.position)
+
+    return _on_existing(handler, command.page, actor, command.command_id, decide)
 
 
 def edit(handler: CommandHandler, command: EditPage, actor: str) -> Reply:
@@ -69,10 +71,12 @@ def dispute(handler: CommandHandler, command: DisputePage, actor: str) -> Reply:
 
 
 def resolve(handler: CommandHandler, command: ResolveDispute, actor: str) -> Reply:
-    return _on_existing(handler, command.page, actor, command.command_id, lambda state, context: rules.resolve(
-        state, context, agent=command.agent, decision=command.decision, thread=command.thread,
-        members=handler.activity().members,
-    ))
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        activity = handler.activity()
+        return rules.resolve(state, context, agent=command.agent, decision=command.decision, thread=command.thread,
+                             members=activity.members, as_of_position=activity.position)
+
+    return _on_existing(handler, command.page, actor, command.command_id, decide)
 
 
 def change_lifecycle(handler: CommandHandler, command: ChangeLifecycle, actor: str) -> Reply:

@@ -219,6 +219,40 @@ def test_an_audit_as_of_a_position_inside_a_command_takes_the_command_whole(ledg
     assert code == 0 and report["summary"]["HARD"] == report["summary"]["WARN"] == 0, report
 
 
+def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood(ledger: Served, tmp_path: Path) -> None:
+    from athenaeum.aggregates import page as page_rules
+    from athenaeum.aggregates.page_state import evolve as page_evolve
+    from athenaeum.events.page import CanonLevel
+    from athenaeum.services.audit import Audit
+
+    def run(*args: str, actor: str) -> dict:
+        done = ledger.run(*args, "--json", actor=actor)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return json.loads(done.stdout)
+
+    for agent in ("alice", "bob"):
+        run("agent", "register", agent, actor="ada")
+    text = tmp_path / "p.md"
+    text.write_text("# P\n")
+    run("page", "init", "wiki/p.md", "--file", str(text), actor="alice")
+    run("page", "read", "wiki/p.md", "--session", "s1", actor="bob")
+    ready = run("page", "endorse", "wiki/p.md", "--status", "accepted", "--session", "s1", actor="bob")["position"]
+    run("agent", "register", "dave", actor="ada")  # the views have not seen dave yet:
+    app = intruder(ledger)
+    try:
+        as_they_stood = Audit(app, humans=frozenset({"ada"}))
+        as_they_stood.run(until_position=ready)
+        page_id = family_id("page", "wiki/p.md")
+        state = app.repository.get(page_id, projector_func=fold(page_evolve))
+        context = Context(actor="ada", now=_now(), command_id="lagged", is_human={"ada"}.__contains__)
+        app.save(*page_rules.approve(state, context, level=CanonLevel.CANONICAL, members=as_they_stood.members(),
+                                     as_of_position=ready))
+    finally:
+        app.close()
+    code, report = audit(ledger)
+    assert code == 0 and report["summary"]["HARD"] == 0, report
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
