@@ -23,7 +23,7 @@ from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.http_server import HttpServer
 from athenaeum.services.nats_server import NatsServer
-from athenaeum.services.projection import ProjectionRunner
+from athenaeum.services.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.query_service import Reads, add_query_endpoints
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.timers import TimerService
@@ -95,7 +95,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc)
+            await bucket.catch_up(store, store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
+            stack.push_async_callback(lambda: bucket.mirrored(runner.position))  # once the runner stopped
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
             reads = Reads(runner, options.humans, handler.clock, handler.activity)

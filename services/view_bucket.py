@@ -4,21 +4,30 @@ Keys are ``<view>.<key>`` (``ratifications.adr-7``, ``pending.alice``), the key 
 ``=XX`` for any byte a KV key cannot hold; a view named as a path (``fleet/quorum``) is a
 namespace the fleet's tools already read, so its keys join with ``/``
 (``fleet/quorum/0A1B2C3D``). A removed document is deleted from the bucket.
+
+The views commit first and the bucket follows, so a crash between the two would leave the
+bucket behind for good. A clean stop therefore records the position the bucket mirrors
+(under ``_mirror.position``), and a start that finds another one copies the views whole.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 import msgspec
 from nats.aio.client import Client
+from nats.js.errors import KeyNotFoundError, NoKeysError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
 from athenaeum.services.jetstream.subjects import escape
+from athenaeum.services.read_models import ReadModelStore
 
 BUCKET = "athenaeum-views"
+MIRRORED = "_mirror.position"  # no view is named "_mirror"
+log = logging.getLogger(__name__)
 
 
 def kv_key(view: str, key: str) -> str:
@@ -29,6 +38,7 @@ class ViewBucket:
     def __init__(self, kv: KeyValue, loop: asyncio.AbstractEventLoop) -> None:
         self.kv = kv
         self.loop = loop
+        self.missed = False  # a change that did not reach the bucket: the next start copies all
 
     @classmethod
     async def open(cls, nc: Client) -> ViewBucket:
@@ -45,4 +55,32 @@ class ViewBucket:
 
     def put_from_thread(self, changes: Sequence[Change]) -> None:
         """For the projector's thread: waits, so the bucket sees changes in ledger order."""
-        asyncio.run_coroutine_threadsafe(self.put(changes), self.loop).result(timeout=30)
+        try:
+            asyncio.run_coroutine_threadsafe(self.put(changes), self.loop).result(timeout=30)
+        except BaseException:
+            self.missed = True
+            raise
+
+    async def catch_up(self, store: ReadModelStore, position: int) -> None:
+        """Copy the views whole into the bucket unless it mirrors ``position`` already."""
+        try:
+            if (await self.kv.get(MIRRORED)).value == str(position).encode():
+                return
+        except KeyNotFoundError:
+            pass
+        documents = await asyncio.to_thread(
+            lambda: {kv_key(view, key): document for view in store.views() for key, document in store.documents(view).items()})
+        log.info("copying %d view documents into the bucket %s", len(documents), BUCKET)
+        for key, document in documents.items():
+            await self.kv.put(key, msgspec.json.encode(document))
+        try:
+            stale = set(await self.kv.keys()) - set(documents) - {MIRRORED}
+        except NoKeysError:
+            stale = set()
+        for key in stale:
+            await self.kv.delete(key)
+
+    async def mirrored(self, position: int) -> None:
+        """At a clean stop: the bucket holds every change up to ``position``."""
+        if not self.missed:
+            await self.kv.put(MIRRORED, str(position).encode())
