@@ -24,6 +24,7 @@ from pathlib import Path
 MINIMUM_SERVER_VERSION = (2, 12, 0)
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
+PID_FILE = "nats-server.pid"
 
 
 class NatsServerError(RuntimeError):
@@ -136,6 +137,7 @@ class NatsServer:
         self.port = self.port or free_port()
         self.monitor_port = self.monitor_port or free_port()
         config = self.store_dir / "nats-server.conf"
+        self._stop_orphan(config)
         config.write_text(self._config())
         log = open(self.store_dir / "nats-server.log", "ab")
         self._process = subprocess.Popen(
@@ -149,6 +151,26 @@ class NatsServer:
         )
         log.close()
         _running.add(self)
+
+    def _stop_orphan(self, config: Path) -> None:
+        """Stop a server still running on this store: its program was killed outright (it
+        runs in its own session, so nothing stopped it), and two servers must never share a
+        store. Found by the pid file it wrote, and known by its command line (Linux's /proc)."""
+        try:
+            pid = int((self.store_dir / PID_FILE).read_text())
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            return  # none, gone, or no /proc to tell it from another process with its pid
+        if str(config).encode() not in command:
+            return
+        for stopping in (signal.SIGTERM, signal.SIGKILL):
+            os.kill(pid, stopping)
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+                time.sleep(0.05)  # poll interval of a bounded wait for the orphan to exit
+            if not Path(f"/proc/{pid}").exists():
+                return
+        raise NatsServerError(f"a nats-server (pid {pid}) still runs on {self.store_dir} and does not stop")
 
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
@@ -207,10 +229,12 @@ class NatsServer:
 
     def _config(self) -> str:
         store = str(self.store_dir / "jetstream").replace("\\", "/")
+        pid_file = str(self.store_dir / PID_FILE).replace("\\", "/")
         lines = [
             f'server_name: "{self.name}"',
             f"listen: 127.0.0.1:{self.port}",
             f"http: 127.0.0.1:{self.monitor_port}",
+            f'pid_file: "{pid_file}"',
             # Text limits are in characters: 512,000 of them can take 2 MB of UTF-8, 4 MB escaped.
             "max_payload: 8MB",
             # Jepsen lost acknowledged writes under the default two-minute fsync.

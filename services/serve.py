@@ -59,6 +59,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
     """Run until SIGINT/SIGTERM (or ``stop``); print the ready line and write serve.json
     once ready (and set ``ready``)."""
     options.data_dir.mkdir(parents=True, exist_ok=True)
+    if (other := _serving_pid(options.data_dir)) is not None:
+        raise ValueError(f"athenaeum serve already runs on {options.data_dir} (pid {other}): stop it first")
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -117,6 +119,17 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
+
+
+def _serving_pid(data_dir: Path) -> int | None:
+    """The pid of another ``athenaeum serve`` still running on ``data_dir``, if any. One killed
+    outright leaves its serve file behind, naming a pid that is gone or no longer serves."""
+    try:
+        pid = int(json.loads((data_dir / SERVE_FILE).read_text())["pid"])
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return pid if pid != os.getpid() and b"athenaeum" in command and b"serve" in command else None
 
 
 def running_url(data_dir: Path) -> str | None:

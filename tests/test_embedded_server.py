@@ -58,6 +58,23 @@ def test_a_server_stops_with_the_interpreter_that_started_it(tmp_path: Path) -> 
         time.sleep(0.05)  # poll interval of a bounded wait for the process to exit
 
 
+def test_a_server_orphaned_by_a_program_killed_outright_is_stopped_before_another_takes_its_store(
+    tmp_path: Path,
+) -> None:
+    script = (
+        "import os\n"
+        "from athenaeum.services.nats_server import NatsServer\n"
+        f"server = NatsServer(store_dir={str(tmp_path)!r}).start()\n"
+        "print(server._process.pid, flush=True)\n"
+        "os._exit(0)  # as SIGKILL would: no clean-up\n"
+    )
+    child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    orphan = int(child.stdout.split()[0])
+    assert _alive(orphan)
+    with NatsServer(store_dir=tmp_path) as server:
+        assert not _alive(orphan) and server.running
+
+
 def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
     with NatsServer(store_dir=tmp_path / "one") as first:
         clash = NatsServer(store_dir=tmp_path / "two", port=first.port)

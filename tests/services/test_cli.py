@@ -65,6 +65,23 @@ def test_reading_needs_no_identity_but_check_and_commands_do(served: Served) -> 
         assert refused.returncode == 2 and "--as AGENT" in refused.stderr
 
 
+def test_one_serve_per_data_dir_and_one_killed_outright_leaves_no_server_behind(served: Served) -> None:
+    second = subprocess.run([*ATHENAEUM, "serve", "--data-dir", str(served.data_dir)],
+                            capture_output=True, text=True, timeout=60)
+    assert second.returncode == 2 and "already runs on" in second.stderr
+    served.run("ratify", "init", "adr-3", "--roster", "alice", "--text", TEXT)
+    orphan = int((served.data_dir / "nats" / "nats-server.pid").read_text())
+    served.process.kill()
+    served.process.wait(timeout=30)
+    again = Served(served.data_dir)
+    try:
+        assert again.ready_line.startswith("athenaeum ready")
+        assert not Path(f"/proc/{orphan}").exists()
+        assert "adr-3" in again.run("ratify", "show", "adr-3").stdout
+    finally:
+        again.stop()
+
+
 def test_an_unreachable_server_exits_three(tmp_path: Path) -> None:
     done = subprocess.run(
         [*ATHENAEUM, "ratify", "cancel", "x", "--nats", "nats://127.0.0.1:1", "--as", "a", "--data-dir", str(tmp_path)],
