@@ -203,6 +203,9 @@ def check(reads: Reads, query: Check) -> Answer:
     roster = store.get(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
     if query.agent in reads.humans or query.agent in roster.get("humans", []):
         items += (store.get(pending_work.VIEW, pending_work.HUMANS) or {}).get("items", [])
+    # A vote past its deadline can no longer be cast, even before the timer records the close.
+    now = reads.clock()
+    items = [item for item in items if not item.get("deadline") or msgspec.convert(item["deadline"], datetime) > now]
     return Answer(ok=True, position=reads.runner.position, result={"agent": query.agent, "items": items})
 
 

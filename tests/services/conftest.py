@@ -18,12 +18,13 @@ T = TypeVar("T")
 
 
 class Served:
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, *options: str) -> None:
         self.data_dir = data_dir
         env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
         env.pop("ATHENAEUM_NATS_URL", None)
         self.process = subprocess.Popen(
-            [*ATHENAEUM, "serve", "--data-dir", str(data_dir), "--http", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True, env=env
+            [*ATHENAEUM, "serve", "--data-dir", str(data_dir), "--http", "127.0.0.1:0", *options],
+            stdout=subprocess.PIPE, text=True, env=env,
         )
         self.ready_line = self.process.stdout.readline()  # blocks until ready, or EOF if it died
 

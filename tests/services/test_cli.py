@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.services.conftest import ATHENAEUM, Served
+from tests.services.conftest import ATHENAEUM, Served, until
 
 TEXT = "# ADR 3\nUse the ledger.\n"
 SHA = hashlib.sha256(TEXT.encode()).hexdigest()
@@ -114,6 +114,22 @@ def test_a_client_reads_its_own_writes_and_sees_what_waits_on_it(served: Served)
     assert shown["status"] == "open" and shown["voted"] == ["bob"] and "SIGN" not in json.dumps(shown)
     missing = served.run("ratify", "show", "adr-404", "--json")
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"
+
+
+def test_check_drops_a_vote_whose_deadline_passed_before_the_timer_closes_it(tmp_path: Path) -> None:
+    without_timer = Served(tmp_path / "home", "--services", "commands,projector")
+    try:
+        opened = without_timer.run("ratify", "init", "adr-9", "--roster", "alice,bob", "--text", TEXT,
+                                   "--expires-in", "5s", "--json")
+        before = without_timer.run("check", "--after", str(json.loads(opened.stdout)["position"]), "--json", actor="bob")
+        assert [item["action"] for item in json.loads(before.stdout)["items"]] == ["vote"]
+        items = until(lambda: json.loads(without_timer.run("check", "--json", actor="bob").stdout)["items"],
+                      lambda items: items == [])
+        assert items == []
+        shown = json.loads(without_timer.run("ratify", "show", "adr-9", "--json").stdout)
+        assert shown["status"] == "open"  # nothing recorded the close: only the clock says so
+    finally:
+        without_timer.stop()
 
 
 def test_a_ratification_expires_by_a_real_schedule_with_abstentions(served: Served) -> None:
