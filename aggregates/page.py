@@ -8,6 +8,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import datetime
 
 import msgspec
 
@@ -43,6 +44,7 @@ from athenaeum.events.page import (
     PageRevised,
     SOFT_CANONICAL_AGING,
     PendingAged,
+    ReadinessReassessed,
     Scope,
 )
 
@@ -211,6 +213,20 @@ def resolve(
     )
     report = consensus(_evolved(state, resolved), members, context.now)
     return [msgspec.structs.replace(resolved, approvable=_approvable(state.lifecycle, report))]
+
+
+def ready_for_approval(state: Page, members: Sequence[Member], now: datetime) -> bool:
+    """Whether a human has an approval to give on the page now."""
+    return _approvable(state.lifecycle, consensus(state, members, now))
+
+
+def reassess(state: Page, context: Context, *, members: Sequence[Member], as_of_position: int | None) -> list[Event]:
+    """The timer's command when time alone may have made a page ready, or unready: records
+    whether a human has an approval to give now."""
+    return [Stamp(state.id, state.version, context)(
+        ReadinessReassessed, rev=state.rev, approvable=ready_for_approval(state, members, context.now),
+        as_of_position=as_of_position,
+    )]
 
 
 def _approvable(lifecycle: Lifecycle, report: Consensus) -> bool:

@@ -118,6 +118,16 @@ class PendingAged(Event, tag="PendingAged"):
     as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it
 
 
+class ReadinessReassessed(Event, tag="ReadinessReassessed"):
+    """Appended by the timer when time alone changed whether a human has an approval to give:
+    an agent's 14 days as a newcomer or since it returned, or 30 idle days that take it out of
+    the active set."""
+
+    rev: int
+    approvable: bool  # as on EndorsementRecorded
+    as_of_position: int | None = None  # where the fleet's activity was read, so an audit can recompute it
+
+
 class LifecycleChanged(Event, tag="LifecycleChanged"):
     from_: Lifecycle = msgspec.field(name="from")
     to: Lifecycle
@@ -134,5 +144,6 @@ PageEvent = (
     | DisputeResolved
     | CanonApproved
     | PendingAged
+    | ReadinessReassessed
     | LifecycleChanged
 )

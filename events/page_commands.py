@@ -60,6 +60,12 @@ class AgePage(Command, frozen=True):
     page: str
 
 
+class ReassessPage(Command, frozen=True):
+    """Sent by the timer when time alone may have changed a page's readiness for approval."""
+
+    page: str
+
+
 class AgeAgent(Command, frozen=True):
     """Sent by the timer when an agent may have gone dormant."""
 

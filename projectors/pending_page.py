@@ -16,6 +16,7 @@ from athenaeum.events.page import (
     PageInitialized,
     PageRevised,
     PendingAged,
+    ReadinessReassessed,
 )
 from athenaeum.projectors import fleet_activity, page_status
 from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
@@ -109,7 +110,12 @@ def _(event: DisputeResolved, pending: Pending) -> None:
     _approvable(event, pending)
 
 
-def _approvable(event: EndorsementRecorded | DisputeResolved, pending: Pending) -> None:
+@_apply.register
+def _(event: ReadinessReassessed, pending: Pending) -> None:
+    _approvable(event, pending)
+
+
+def _approvable(event: EndorsementRecorded | DisputeResolved | ReadinessReassessed, pending: Pending) -> None:
     # The rules say, as they record it, whether the page is now ready for a human's approval.
     if event.approvable:
         pending.add(HUMANS, event.key, "approve")

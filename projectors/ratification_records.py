@@ -183,9 +183,16 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
 def _log_lines(events: Sequence[Event]) -> list[str]:
     tallied = any(isinstance(e, VotesTallied) for e in events)
     lines = []
+    tally: VotesTallied | None = None
 
     def line(event: Event, who: str, what: str, detail: str) -> None:
         lines.append(f"[{_time(event.timestamp)}] {who} | {what}: {detail}\n")
+
+    def writer(event: Event) -> str:
+        # What the tally makes follow (a decomposition, an all-SIGN ratification, a fast-mode
+        # rejection) is the merge writer's to write, as FORMATS.md has it; the rest is its actor's.
+        same_command = tally is not None and tally.command_id == event.command_id
+        return (tally.merge_writer or event.actor) if same_command and tally else event.actor
 
     for event in events:
         match event:
@@ -200,18 +207,19 @@ def _log_lines(events: Sequence[Event]) -> list[str]:
                 if event.abstentions:
                     line(event, event.actor, "TIMEOUT", f"ABSTAIN_BY_TIMEOUT {', '.join(event.abstentions)}")
                 roster = len(event.signs) + len(event.dissents) + len(event.abstentions)
-                line(event, event.merge_writer or event.actor, "TALLY", _tally_line(event, roster))
+                tally = event
+                line(event, writer(event), "TALLY", _tally_line(event, roster))
             case ArtifactDecomposed():
-                line(event, event.actor, "DECOMPOSED", f"{len(event.atoms)} contested atom(s)")
-                line(event, event.actor, "PENDING-HUMAN", "awaiting the human's grain-gate decision")
+                line(event, writer(event), "DECOMPOSED", f"{len(event.atoms)} contested atom(s)")
+                line(event, writer(event), "PENDING-HUMAN", "awaiting the human's grain-gate decision")
             case HumanDecisionRecorded():
                 line(event, event.decided_by, "CONVERGE", f"human-decision: {event.decision.value}")
             case AtomSplit():
                 line(event, event.actor, "DECOMPOSED", f"{event.atom} split into {', '.join(a.id for a in event.into)}")
             case ArtifactRatified():
-                line(event, event.actor, "RATIFIED", event.path)
+                line(event, writer(event), "RATIFIED", event.path)
             case RatificationRejected():
-                line(event, event.actor, "REJECTED", event.reason)
+                line(event, writer(event), "REJECTED", event.reason)
             case RatificationCanceled():
                 line(event, event.by, "REJECTED", f"canceled by {event.by}")
     return lines

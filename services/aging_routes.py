@@ -1,9 +1,14 @@
 """Time passing, as the timer service meets it: a revision's 14 days (soft-canonical aging) and
 an agent's 60 idle days (dormancy). Each is a real schedule that fires an idempotent command;
-the rules read the clock and the fleet's activity, and record the fact only when it is true."""
+the rules read the clock and the fleet's activity, and record the fact only when it is true.
+
+Time also moves a page's readiness by each agent's clock (14 days as a newcomer or since it
+returned, 30 idle days out of the active set): a periodic sweep reassesses the pages where the
+rules now disagree with the approvals ``check`` offers the humans."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 
@@ -14,14 +19,16 @@ from athenaeum.aggregates import page as rules
 from athenaeum.events import Event, family_id
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID, AgentRegistered
 from athenaeum.events.page import SOFT_CANONICAL_AGING, PageInitialized, PageRevised
-from athenaeum.events.page_commands import AgeAgent, AgePage
-from athenaeum.projectors import fleet_activity, page_status
+from athenaeum.events.page_commands import AgeAgent, AgePage, ReassessPage
+from athenaeum.projectors import fleet_activity, page_status, pending_work
 from athenaeum.projectors.views import Lookup
 from athenaeum.services.command_handler import CommandHandler, existing, project_fleet
 from athenaeum.services.deadlines import Deadline
 from athenaeum.services.page_routes import project
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.replies import Reply
+
+log = logging.getLogger(__name__)
 
 
 def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
@@ -31,6 +38,31 @@ def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
 
     checked = existing(decide, f"page {command.page!r}", "page")
     return handler.handle(family_id("page", command.page), project, checked, actor, command.command_id)
+
+
+def reassess_page(handler: CommandHandler, command: ReassessPage, actor: str) -> Reply:
+    def decide(state, context):  # type: ignore[no-untyped-def]
+        activity = handler.activity()
+        return rules.reassess(state, context, members=activity.members, as_of_position=activity.position)
+
+    checked = existing(decide, f"page {command.page!r}", "page")
+    return handler.handle(family_id("page", command.page), project, checked, actor, command.command_id)
+
+
+def sweep_readiness(handler: CommandHandler, store: ReadModelStore, actor: str) -> None:
+    """Reassess every page whose readiness for approval the clock changed: where the rules'
+    verdict now differs from the approval ``check`` offers (or not) the humans."""
+    humans = store.get(pending_work.VIEW, pending_work.HUMANS) or {}
+    offered = {item["id"] for item in humans.get("items", []) if item["kind"] == "page" and item["action"] == "approve"}
+    activity, now = handler.activity(), handler.clock()
+    for key in (store.get(page_status.VIEW, page_status.INDEX) or {}).get("pages", []):
+        state = handler.load(family_id("page", key), project)
+        if state is None or (ready := rules.ready_for_approval(state, activity.members, now)) == (key in offered):
+            continue
+        # One command per state and verdict: replicas sweeping at once append it once.
+        reply = reassess_page(handler, ReassessPage(page=key, command_id=f"readiness:v{state.version}:{ready}"), actor)
+        if not reply.ok:
+            log.warning("reassessing %s: %s", key, reply.error)
 
 
 def age_agent(handler: CommandHandler, command: AgeAgent, actor: str) -> Reply:

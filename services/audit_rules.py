@@ -30,6 +30,7 @@ from athenaeum.events.page import (
     PageInitialized,
     PageRevised,
     PendingAged,
+    ReadinessReassessed,
 )
 from athenaeum.events.quorum import (
     COORDINATOR_VETO,
@@ -303,6 +304,13 @@ def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
     e = g[0]
     assert isinstance(e, PendingAged)
     return p.age(_own(g, x), c, members=x.members(e.as_of_position), as_of_position=e.as_of_position)
+
+
+@recheck(ReadinessReassessed)
+def _(g: Sequence[Event], c: Context, x: Replayed) -> list[Event]:
+    e = g[0]
+    assert isinstance(e, ReadinessReassessed)
+    return p.reassess(_own(g, x), c, members=x.members(e.as_of_position), as_of_position=e.as_of_position)
 
 
 @recheck(AgentWentDormant)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from concurrent.futures import Executor
 from datetime import datetime, timedelta, timezone
 
@@ -23,8 +24,10 @@ from nats.js.errors import NotFoundError
 
 from athenaeum.aggregates.application import MapperDeserialisationError
 from athenaeum.events import UnknownEventTag
+from athenaeum.services.aging_routes import sweep_readiness
 from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.deadlines import Deadline, ceil_second
+from athenaeum.services.projection import PROJECTION as VIEWS
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.routes import DEADLINES
@@ -34,6 +37,9 @@ TIMER_ACTOR = "athenaeum-timer"
 # once, and would be set again and fire again without end. The rules refuse such deadlines;
 # history from before they did is left to the start-up sweep.
 SCHEDULES_END = datetime(2262, 1, 1, tzinfo=timezone.utc)
+# Readiness windows run in days; a page made ready by the clock is offered within this.
+READINESS_SWEEP_EVERY = timedelta(minutes=15)
+VIEWS_CATCH_UP = 60.0  # seconds a sweep waits for the views before it skips its turn
 PROJECTION = "timers"
 log = logging.getLogger(__name__)
 
@@ -58,7 +64,8 @@ class TimerService:
         )
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self.workers, self.sweep)
-        self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop))]
+        self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop)),
+                       asyncio.create_task(self._sweep_readiness(loop))]
         return self
 
     async def stop(self) -> None:
@@ -141,6 +148,24 @@ class TimerService:
             return
         asyncio.run_coroutine_threadsafe(self.schedule(deadline.family, key, when), loop).result(timeout=30)
         self._scheduled[(deadline.family, key)] = due
+
+    async def _sweep_readiness(self, loop: asyncio.AbstractEventLoop) -> None:
+        while not self._stop.is_set():
+            try:
+                await loop.run_in_executor(self.workers, self._sweep_readiness_once)
+            except Exception:  # noqa: BLE001  the next sweep tries again
+                log.exception("sweeping pages' readiness for approval")
+            await asyncio.sleep(READINESS_SWEEP_EVERY.total_seconds())  # a period, not a wait on a condition
+
+    def _sweep_readiness_once(self) -> None:
+        # The sweep compares the rules with the views: only once the views show the ledger as
+        # it stands (at start-up they may be replaying), or it would reassess what is on its way.
+        head = self.handler.app.recorder.max_notification_id() or 0
+        deadline = time.monotonic() + VIEWS_CATCH_UP
+        while (self.store.position(VIEWS) or 0) < head:
+            if self._stop.wait(0.5) or time.monotonic() > deadline:  # poll interval of a bounded wait
+                return
+        sweep_readiness(self.handler, self.store, TIMER_ACTOR)
 
     async def _fire(self) -> None:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)

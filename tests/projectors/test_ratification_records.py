@@ -29,6 +29,14 @@ def test_the_log_is_blind_until_the_tally() -> None:
     assert "DISSENT" in render("log", decomposed())
 
 
+def test_what_the_tally_makes_follow_is_logged_by_the_merge_writer() -> None:
+    lines = render("log", decomposed()).splitlines()
+    tally = next(line for line in lines if "| TALLY:" in line)
+    writer = tally.split("] ", 1)[1].split(" |", 1)[0]
+    assert writer == "alice"  # the slug that sorts first among those who voted
+    assert all(f"] {writer} | " in line for line in lines if "DECOMPOSED" in line or "PENDING-HUMAN" in line)
+
+
 def test_the_decomposition_shows_the_tally_atoms_and_the_grain_gate() -> None:
     text = render("decomposition", decomposed())
     assert "**Tally:** 2 SIGN · 1 DISSENT · 0 ABSTAIN_BY_TIMEOUT (roster of 3)" in text

@@ -72,3 +72,28 @@ def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_pa
         assert [(i["id"], i["action"]) for i in returned] == [("wiki/rules.md", "review")]
     finally:
         now.stop()
+
+
+def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tmp_path: Path, monkeypatch) -> None:
+    home = tmp_path / "home"
+    then = served_with(home, monkeypatch, "-20d")
+    a_page_two_of_three_accept(then, tmp_path)
+    then.run("page", "read", "wiki/rules.md", "--session", "s", actor="carol")
+    then.run("page", "endorse", "wiki/rules.md", "--status", "accepted", "--session", "s", actor="carol")
+    then.stop()
+    then = served_with(home, monkeypatch, "-10d")
+    then.run("agent", "register", "dave", actor="ada")  # pending since: not ready for 14 days
+    then.stop()
+    now = served_with(home, monkeypatch, None)
+    try:  # the revision's aging comes due, and finds dave's 14 days not yet run
+        aged = until(lambda: now.run("export").stdout, lambda lines: '"tag":"PendingAged"' in lines)
+        assert '"soft_canonical_ready":false' in aged and check(now, "ada") == []
+    finally:
+        now.stop()
+    later = served_with(home, monkeypatch, "5d")
+    try:
+        assert until(lambda: check(later, "ada"), lambda items: bool(items)) == [("page", "wiki/rules.md", "approve")]
+        audit = json.loads(later.run("audit", "--humans", "ada", "--json").stdout)
+        assert audit["summary"]["HARD"] == 0, audit["findings"]
+    finally:
+        later.stop()
