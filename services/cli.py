@@ -178,6 +178,10 @@ def show_answer(answer: dict, as_json: bool) -> None:
         print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
     elif "record" in answer["result"]:
         sys.stdout.write(answer["result"]["text"])  # exact bytes, its own newlines
+    elif "tasks" in answer["result"]:
+        for task in answer["result"]["tasks"]:
+            waiting = f" ({task['arbitrationPendingTrigger']})" if task.get("arbitrationPendingTrigger") else ""
+            print(f"{task['id']:>6}  {task['status'] + waiting:<44} {task['title']}")
     elif "items" in answer["result"]:
         items = answer["result"]["items"]
         print(f"{len(items)} waiting on {answer['result']['agent']}")

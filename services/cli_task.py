@@ -68,6 +68,9 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     reset = verbs.add_parser("reset", parents=[scoped], help="(operator) start a finished task's new epoch")
     reset.add_argument("id", type=int)
 
+    listed = verbs.add_parser("list", parents=[scoped], help="the project's tasks (--status arbitrating: an arbitrator's work)")
+    listed.add_argument("--status", help="only the tasks in this status")
+    listed.add_argument("--after", type=int, help="wait until the views reach this position")
     show = verbs.add_parser("show", parents=[scoped], help="a task, its reviews or its arbitrations")
     show.add_argument("id", type=int)
     show.add_argument("--after", type=int, help="wait until the views reach this position")
@@ -106,6 +109,8 @@ def command_from(args: argparse.Namespace) -> Command:
 
 
 def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    if args.verb == "list":
+        return "task.list", {"project_id": _project(args)} | ({"status": args.status} if args.status else {})
     if args.verb != "show":
         return None
     fields = {"task_id": args.id, "project_id": _project(args)}

@@ -145,6 +145,15 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         reply, failed = await sent(request, CreateTask(project_id=project, **msgspec.structs.asdict(data)))
         return failed or json(TaskCreatedReply(facts(reply, "TaskIdIssued")["number"], reply.position))
 
+    @get("/tasks", tags=["tasks"], responses=TASK_READ_ERRORS)
+    async def listed(request: Request, status: str | None = None, after: After = None,
+                     project: ProjectHeader = None) -> Response[Any]:
+        """The project's tasks, oldest first; ``?status=arbitrating`` is an arbitrator's work."""
+        if not project:
+            return missing_project()
+        return answer_response(await gateway.query("task.list", project_id=project, **({"status": status} if status else {}),
+                                                   **waiting_for(after)))
+
     @get("/tasks/{task_id:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def show(task_id: int, request: Request, after: After = None, project: ProjectHeader = None) -> Response[Any]:
         if not project:
@@ -237,4 +246,4 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             return missing_project()
         return await moved(request, task_id, ResetTask(project_id=project, task_id=task_id))
 
-    return [create, show, claim, transition, review, reviews, arbitrate, arbitrations, addendum, session_ended, reset]
+    return [create, listed, show, claim, transition, review, reviews, arbitrate, arbitrations, addendum, session_ended, reset]

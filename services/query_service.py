@@ -20,7 +20,7 @@ from nats.micro.request import Request
 from nats.micro.service import Service
 
 from athenaeum.events import family_id
-from athenaeum.events.task import task_id
+from athenaeum.events.task import TaskStatus, task_id
 from athenaeum.projectors import (
     a2a_tasks,
     fleet_activity,
@@ -87,6 +87,11 @@ class Check(Query, frozen=True):
 class ShowTask(Query, frozen=True):
     task_id: int
     project_id: str | None = None  # when given, a task of another project is not found
+
+
+class ListTasks(Query, frozen=True):
+    project_id: str
+    status: str | None = None  # only the tasks in this status (``arbitrating``: an arbitrator's work)
 
 
 class TaskReviews(ShowTask, frozen=True, kw_only=True):
@@ -167,6 +172,16 @@ def show_task(reads: Reads, query: ShowTask) -> Answer:
     return answer
 
 
+def list_tasks(reads: Reads, query: ListTasks) -> Answer:
+    statuses = [status.value for status in TaskStatus]
+    if query.status is not None and query.status not in statuses:
+        return Answer(ok=False, error={"code": "invalid", "field": "status",
+                                       "message": f"status {query.status!r} is not one of {', '.join(statuses)}"})
+    tasks = [task for task in reads.runner.store.documents(task_status.VIEW).values()
+             if task["projectId"] == query.project_id and query.status in (None, task["status"])]
+    return Answer(ok=True, position=reads.runner.position, result={"tasks": sorted(tasks, key=lambda t: t["id"])})
+
+
 def task_reviews(reads: Reads, query: TaskReviews) -> Answer:
     return _task_events(reads, query, lambda events: task_records.reviews(events, query.cycle))
 
@@ -241,6 +256,7 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "page.show": (ShowPage, show_page),
     "page.consensus": (ShowPage, render_consensus),
     "task.show": (ShowTask, show_task),
+    "task.list": (ListTasks, list_tasks),
     "task.reviews": (TaskReviews, task_reviews),
     "task.arbitrations": (ShowTask, task_arbitrations),
     "task.addendum": (TaskAddendum, task_addendum),

@@ -193,7 +193,13 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     concluded = to("revising")  # budget 0: the first revise needs the arbitrator
     assert concluded.json()["status"] == "arbitrating"
 
-    # The arbitrator reads every cycle, then rules.
+    # The arbitrator finds its work, reads every cycle, then rules.
+    work = http.get("/tasks", params={"status": "arbitrating", "after": concluded.json()["position"]},
+                    headers=as_("arbitrator", project)).json()["tasks"]
+    assert [(t["id"], t["arbitrationPendingTrigger"]) for t in work] == [(task, "review_cycle_budget_exhausted")]
+    assert http.get("/tasks", params={"status": "arbitrating"}, headers=as_("arbitrator", "other")).json() == {"tasks": []}
+    bad = http.get("/tasks", params={"status": "stuck"}, headers=as_("arbitrator", project))
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "status"
     task_view = http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()
     assert task_view["arbitrationPendingTrigger"] == "review_cycle_budget_exhausted"
     cycle = http.get(f"/tasks/{task}/reviews/0", headers=as_("arbitrator", project)).json()
