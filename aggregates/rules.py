@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 import msgspec
@@ -142,6 +142,34 @@ def require_page_path(value: str, field: str) -> None:
     """A relative path of plain segments (``wiki/canon/rules.md``): no ``..``, no leading ``/``."""
     if len(value) > PAGE_PATH_LIMIT or not PAGE_PATH.fullmatch(value):
         raise Invalid(f"{field}: {value!r} is not a page path (segments of letters, digits, '.', '_', '-')", field)
+
+
+DURATION = re.compile(r"^(\d+)([smhd])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def duration(text: str, field: str) -> timedelta:
+    """``72h``, ``14d``, ``30m`` or ``5s`` (PROTOCOLS.md's conventions), above zero."""
+    match = DURATION.match(text)
+    if match is None or int(match.group(1)) == 0:
+        raise Invalid(f"{field}: {text!r} is not a duration above zero, like 72h, 14d or 30m", field)
+    try:
+        return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+    except OverflowError:
+        raise Invalid(f"{field}: {text!r} is too long", field) from None
+
+
+def deadline_of(at: datetime | None, within: str | None, default: timedelta, now: datetime, fields: tuple[str, str]) -> datetime:
+    """A deadline given as a time (``fields[0]``), or as a duration (``fields[1]``) from the
+    service's clock, so that a client's own clock does not matter; else ``default`` from now."""
+    if at is not None and within is not None:
+        raise Invalid(f"give {fields[0]} or {fields[1]}, not both", fields[1])
+    if within is not None:
+        try:
+            return now + duration(within, fields[1])
+        except OverflowError:
+            raise Invalid(f"{fields[1]}: {within!r} is too long", fields[1]) from None
+    return at if at is not None else now + default
 
 
 def require_deadline(moment: datetime, context: Context, field: str) -> datetime:

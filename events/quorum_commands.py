@@ -20,6 +20,7 @@ class ProposeQuorum(Command, frozen=True):
     preset: Preset | None = None
     # Default: 24 hours after the service receives it. A time without a zone is refused.
     deadline: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    deadline_in: str | None = None  # or a duration (24h, 2d, 30m) from the service's clock
     veto_on_nack: bool = False
     coordinator: str | None = None
     # Default: derived from the command_id, so a retried proposal lands on the same id.

@@ -18,6 +18,7 @@ class InitRatification(Command, frozen=True):
     mode: Mode = Mode.STANDARD
     # Default: 72 hours after the service receives it. A time without a zone is refused.
     expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    expires_in: str | None = None  # or a duration (72h, 14d, 30m) from the service's clock
     sha256: str | None = None  # when given, must be the artifact's
     artifact_origin: str = "inline"
     supersedes: str | None = None

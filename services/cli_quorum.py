@@ -68,7 +68,8 @@ def command_from(args: argparse.Namespace) -> Command:
                 threshold=threshold,
                 total=total,
                 preset=Preset(args.preset) if args.preset else None,
-                deadline=moment(args.deadline_in, args.deadline, "--deadline-in", "--deadline"),
+                deadline=moment(args.deadline, "--deadline"),
+                deadline_in=args.deadline_in,  # from the service's clock, not this machine's
                 veto_on_nack=args.veto,
                 coordinator=args.coordinator,
                 proposal_id=args.proposal_id,

@@ -75,7 +75,8 @@ def command_from(args: argparse.Namespace) -> Command:
                 roster=agents(args.roster),
                 artifact=artifact,
                 mode=Mode(args.mode),
-                expires_at=moment(args.expires_in, args.expires_at, "--expires-in", "--expires-at"),
+                expires_at=moment(args.expires_at, "--expires-at"),
+                expires_in=args.expires_in,  # from the service's clock, not this machine's
                 sha256=args.sha256,
                 artifact_origin=str(args.artifact) if args.artifact else "inline",
                 supersedes=args.supersedes,

@@ -10,6 +10,7 @@ import msgspec
 
 from athenaeum.aggregates import quorum as rules
 from athenaeum.aggregates.quorum_state import evolve
+from athenaeum.aggregates.rules import deadline_of
 from athenaeum.aggregates.state import fold
 from athenaeum.events import Event, family_id
 from athenaeum.events.quorum import ProposalOpened
@@ -59,7 +60,8 @@ def _open(handler: CommandHandler, command: ProposeQuorum, actor: str, proposal_
             proposal_id=proposal_id,
             text=command.text,
             electorate=command.electorate,
-            deadline=command.deadline or ceil_second(context.now + DEFAULT_DEADLINE),
+            deadline=ceil_second(deadline_of(command.deadline, command.deadline_in, DEFAULT_DEADLINE, context.now,
+                                             ("deadline", "deadline_in"))),
             threshold=command.threshold,
             total=command.total,
             preset=command.preset,

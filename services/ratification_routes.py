@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 
 from athenaeum.aggregates import ratification as rules
 from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.aggregates.rules import deadline_of
 from athenaeum.aggregates.state import fold
 from athenaeum.events import Event
 from athenaeum.events.ratification import ArtifactFrozen
@@ -37,7 +38,8 @@ def init(handler: CommandHandler, command: InitRatification, actor: str) -> Repl
             artifact=command.artifact,
             roster=command.roster,
             mode=command.mode,
-            expires_at=command.expires_at or context.now + DEFAULT_WINDOW,
+            expires_at=deadline_of(command.expires_at, command.expires_in, DEFAULT_WINDOW, context.now,
+                                   ("expires_at", "expires_in")),
             declared_sha256=command.sha256,
             artifact_origin=command.artifact_origin,
             supersedes=command.supersedes,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from athenaeum.events.quorum_commands import ProposeQuorum
+from athenaeum.services.client import SyncClient
 from tests.services.conftest import Served, until
 
 
@@ -97,3 +99,23 @@ def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tm
         assert audit["summary"]["HARD"] == 0, audit["findings"]
     finally:
         later.stop()
+
+
+def test_a_window_given_as_a_duration_runs_from_the_services_clock(tmp_path: Path, monkeypatch) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    shifted = served_with(tmp_path / "home", monkeypatch, "46d")
+    try:
+        done = shifted.run("ratify", "init", "adr-1", "--roster", "alice", "--text", "# A\n", "--expires-in", "72h",
+                           "--json")
+        assert done.returncode == 0, done.stdout
+        expires = datetime.fromisoformat(json.loads(done.stdout)["events"][0]["expires_at"])
+        expected = datetime.now(timezone.utc) + timedelta(days=46, hours=72)
+        assert abs(expires - expected) < timedelta(minutes=5)
+        url = json.loads((shifted.data_dir / "serve.json").read_text())["nats"]
+        with SyncClient(url, "alice") as client:
+            both = client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1, deadline_in="2h",
+                                             deadline=datetime(2030, 1, 1, tzinfo=timezone.utc)))
+        assert not both.ok and both.error.field == "deadline_in"
+    finally:
+        shifted.stop()
