@@ -185,7 +185,7 @@ class StreamLog:
             found = [last] if last is not None and (gt is None or Head.of(last).position > gt) else []
             return [self._stored_event(originator_id, message) for message in found]
         if gt is not None and lte is None and not desc and (head := self.positions.heads.get(subject)):
-            if head.position == gt and (newer := await self._after_head(subject, head)) is not None:
+            if head.position in (gt, gt + 1) and (newer := await self._after(subject, gt, head)) is not None:
                 return [self._stored_event(originator_id, message) for message in newer]
         start = self.positions.start_after(subject, gt)
         bounded = limit is not None and not desc
@@ -211,21 +211,20 @@ class StreamLog:
             selected.reverse()
         return selected[:limit] if limit is not None else selected
 
-    async def _after_head(self, subject: str, head: Head) -> list[Stored] | None:
-        """What follows ``head``, when asking for the subject's last message answers it: a
-        cached aggregate's fast-forward usually finds nothing new, or the one event another
-        process added. A read from ``head`` would make the server scan the stream after it
-        (over a millisecond in a big stream; the probe is a tenth of that). None: read on."""
+    async def _after(self, subject: str, version: int, head: Head) -> list[Stored] | None:
+        """The events after ``version``, when the subject's last message answers it: a cached
+        aggregate's fast-forward usually finds nothing new, or the one event saved since it was
+        cached (by this process or another). A read from ``version`` would make the server scan
+        the stream after it (over a millisecond in a big stream; the probe is a tenth of that).
+        None: read on."""
         last = await self.client.last(self.stream, subject)
         if last is None or last.seq < head.seq:
             return None  # not the stream this log wrote and read: the full read will tell
-        if last.seq == head.seq:
-            return []
         newest = Head.of(last)
-        if newest.position != head.position + 1:
-            return None
         self.positions.remember(subject, newest)
-        return [last]
+        if newest.position == version:
+            return []
+        return [last] if newest.position == version + 1 else None
 
     def _stored_event(self, originator_id: UUID | str, message: Stored) -> StoredEvent:
         version = Head.of(message).position

@@ -110,6 +110,7 @@ def test_reading_after_the_known_head_finds_what_another_process_appended(store_
         assert [e.originator_version for e in mine.select_events(aggregate, gt=2)] == [3, 4]
         assert [e.originator_version for e in mine.select_events(aggregate, gt=4)] == []
         mine.insert_events([stored(aggregate, 5)])  # the head it read is the one it expects
+        assert [e.originator_version for e in mine.select_events(aggregate, gt=4)] == [5]  # its own, cached at 4
 
 
 def test_more_than_the_batch_limit_is_refused_whole(factory) -> None:
