@@ -3,12 +3,13 @@ arbitrator's original HTTP contract (``rulingMarkdown``, ``contradictionResoluti
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from typing import Annotated, Any
 
 import msgspec
 
 from athenaeum.events.commands import Command
-from athenaeum.events.task import DEFAULT_REVIEW_CYCLE_BUDGET, Severity, Verdict
+from athenaeum.events.task import DEFAULT_REVIEW_CYCLE_BUDGET, Ruling, Severity, Trigger, Verdict
 
 
 class TaskCommand(Command, frozen=True, rename="camel"):
@@ -64,12 +65,17 @@ class ResolutionInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel",
     rationale: str = ""
 
 
+def _one_of(kind: type[enum.Enum]) -> str:
+    return "one of " + ", ".join(str(member.value) for member in kind)
+
+
 class PostRuling(OnTask, frozen=True):
-    # Plain strings: PROTOCOLS.md fixes the order in which a ruling's fields are checked.
-    trigger: str
-    ruling: str
-    ruling_markdown: str = ""
-    contradiction_resolution: ResolutionInput | None = None
+    # Plain strings, described: PROTOCOLS.md fixes the order in which a ruling's fields are checked.
+    trigger: Annotated[str, msgspec.Meta(description=_one_of(Trigger))]
+    ruling: Annotated[str, msgspec.Meta(description=_one_of(Ruling))]
+    ruling_markdown: Annotated[str, msgspec.Meta(description="required: 1 to 512,000 characters")] = ""
+    contradiction_resolution: Annotated[ResolutionInput | None, msgspec.Meta(
+        description="required for a rule ruling, absent otherwise")] = None
 
 
 class EndRoleSession(OnTask, frozen=True):
