@@ -126,7 +126,9 @@ def nack(state: Proposal, context: Context, *, reason: str) -> list[Event]:
 
 def tiebreak(state: Proposal, context: Context, *, decision: CoordinatorDecision) -> list[Event]:
     if state.status is not Status.AWAITING_COORDINATOR:
-        raise NotOpen(f"proposal {state.key} is {state.status.value}, not awaiting-coordinator")
+        due = " (its deadline passed: a tie is declared when the timer records it)" if (
+            state.status is Status.OPEN and context.now >= state.deadline) else ""
+        raise NotOpen(f"proposal {state.key} is {state.status.value}, not awaiting-coordinator{due}")
     _require_coordinator(state, context, "breaks ties")
     return [Stamp(state.id, state.version, context)(CoordinatorTieBroken, decision=decision)]
 

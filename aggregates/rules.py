@@ -144,19 +144,25 @@ def require_page_path(value: str, field: str) -> None:
         raise Invalid(f"{field}: {value!r} is not a page path (segments of letters, digits, '.', '_', '-')", field)
 
 
-DURATION = re.compile(r"^(\d+)([smhd])$")
+DURATION = re.compile(r"([0-9]+)([smhd])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+LONGEST = timedelta(days=100 * 366)  # a window, or a clock's shift, of at most a century
 
 
-def duration(text: str, field: str) -> timedelta:
-    """``72h``, ``14d``, ``30m`` or ``5s`` (PROTOCOLS.md's conventions), above zero."""
-    match = DURATION.match(text)
-    if match is None or int(match.group(1)) == 0:
-        raise Invalid(f"{field}: {text!r} is not a duration above zero, like 72h, 14d or 30m", field)
-    try:
-        return timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-    except OverflowError:
-        raise Invalid(f"{field}: {text!r} is too long", field) from None
+def duration(text: str, field: str, zero: bool = False) -> timedelta:
+    """``72h``, ``14d``, ``30m`` or ``45s`` (PROTOCOLS.md's conventions), above zero (or zero
+    too, with ``zero``), and at most a century."""
+    match = DURATION.fullmatch(text)
+    amount = int(match.group(1)) if match else -1
+    if amount < 0 or (amount == 0 and not zero):
+        raise Invalid(f"{field}: {text!r} is not a duration{'' if zero else ' above zero'}, like 72h, 14d, 30m or 45s",
+                      field)
+    if amount > LONGEST.total_seconds():  # in any unit: before timedelta can overflow
+        raise Invalid(f"{field}: {text!r} is longer than a century", field)
+    length = timedelta(**{_UNITS[match.group(2)]: amount})  # type: ignore[union-attr]
+    if length > LONGEST:
+        raise Invalid(f"{field}: {text!r} is longer than a century", field)
+    return length
 
 
 def deadline_of(at: datetime | None, within: str | None, default: timedelta, now: datetime, fields: tuple[str, str]) -> datetime:
@@ -165,10 +171,7 @@ def deadline_of(at: datetime | None, within: str | None, default: timedelta, now
     if at is not None and within is not None:
         raise Invalid(f"give {fields[0]} or {fields[1]}, not both", fields[1])
     if within is not None:
-        try:
-            return now + duration(within, fields[1])
-        except OverflowError:
-            raise Invalid(f"{fields[1]}: {within!r} is too long", fields[1]) from None
+        return now + duration(within, fields[1])
     return at if at is not None else now + default
 
 

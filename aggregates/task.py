@@ -142,7 +142,7 @@ def end_role_session(task: Task, context: Context, *, role: str, exit_code: int)
     stamp = Stamp(task.id, task.version, context)
     ended = stamp(RoleSessionEnded, role=role, exit_code=exit_code)
     if task.status is TaskStatus.ARBITRATING:
-        idle = role == ARBITRATOR
+        idle = role.lower() == ARBITRATOR
     else:
         idle = task.status_version <= task.session_mark and role not in task.reviewed_roles
     if exit_code != 0 or task.status in TERMINAL or not idle:

@@ -83,7 +83,8 @@ def _(event: EngineeringStarted, current: Document) -> Document:
 
 @_apply.register
 def _(event: BuildReported, current: Document) -> Document:
-    return _logged(event, current, f"build {event.build_status.value} at {event.commit_sha}", status="built",
+    at = f" at {event.commit_sha}" if event.commit_sha else ""
+    return _logged(event, current, f"build {event.build_status.value}{at}", status="built",
                    buildStatus=event.build_status.value, commitSha=event.commit_sha)
 
 
@@ -135,8 +136,10 @@ def _(event: TaskCompleted, current: Document) -> Document:
 
 @_apply.register
 def _(event: TaskFailed, current: Document) -> Document:
+    # A task failed while arbitrating (its arbitrator's no-op) waits on a ruling no longer.
     return _logged(event, current, f"failed: {event.failure_reason.value}", status="failed",
-                   failureReason=event.failure_reason.value, failureDetail=event.failure_detail)
+                   failureReason=event.failure_reason.value, failureDetail=event.failure_detail,
+                   arbitrationPendingTrigger=None)
 
 
 @_apply.register

@@ -16,7 +16,9 @@ from athenaeum.services.read_models import ReadModelStore
 
 def activity_from(store: ReadModelStore) -> Callable[[], Activity]:
     def read() -> Activity:
-        position = store.position(PROJECTION)
+        # One snapshot: a decision records the position its members were read at, and the audit
+        # re-checks it against the fleet there (0: the views were empty, so no members).
+        agents, position = store.documents_at(fleet_activity.VIEW, PROJECTION)
         members = tuple(
             Member(
                 name=agent["name"],
@@ -24,9 +26,9 @@ def activity_from(store: ReadModelStore) -> Callable[[], Activity]:
                 last_active=msgspec.convert(agent["last_active"], datetime),
                 returned_at=msgspec.convert(agent["returned_at"], datetime | None),
             )
-            for agent in store.documents(fleet_activity.VIEW).values()
+            for agent in agents.values()
             if not agent["human"]
         )
-        return Activity(members, position)
+        return Activity(members, position or 0)
 
     return read

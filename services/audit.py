@@ -196,7 +196,7 @@ class Audit:
             return
         context = Context(actor=primary.actor, now=primary.timestamp, command_id=primary.command_id,
                           is_human=self._is_human)
-        replayed = Replayed(self.states.get, not self.humans, lambda as_of: self.members(as_of))
+        replayed = Replayed(self.states.get, not self.humans, self.members)
         try:
             produced = rerun(events, context, replayed)
         except RuleViolation as violation:

@@ -53,8 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
     run.add_argument("--services", default=",".join(sorted(SERVICES)), help="which services run here (default: all)")
-    run.add_argument("--http", default=os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
-                     help=f"HOST:PORT of the HTTP gateway (default {DEFAULT_HTTP}; port 0: a free one)")
+    run.add_argument("--http", help=f"HOST:PORT of the HTTP gateway (default $ATHENAEUM_HTTP or {DEFAULT_HTTP}; "
+                                    "port 0: a free one)")
     run.add_argument("--no-http", action="store_true", help="serve no HTTP")
 
     for module in MODULES:
@@ -88,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
             if args.no_http:
                 services -= {"http"}
+            if args.http and "http" not in services:
+                parser.error("--http: the http service does not run here (see --services and --no-http)")
             offset = os.environ.get("ATHENAEUM_CLOCK_OFFSET")
             options = ServeOptions(
                 data_dir=data_dir,
@@ -96,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
                 humans=humans,
                 read_models=args.read_models,
                 services=services,
-                http=args.http,
+                http=args.http or os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
                 clock_offset=duration(offset, "ATHENAEUM_CLOCK_OFFSET") if offset else timedelta(0),
             )
             asyncio.run(serve(options))

@@ -27,12 +27,12 @@ def agents(text: str) -> list[str]:
 
 
 def duration(text: str, option: str) -> timedelta:
-    """``72h``, ``14d``, ``30m``, ``5s``, optionally negative (``-61d``)."""
+    """``72h``, ``14d``, ``30m``, ``45s``, zero, or negative (``-61d``): a clock's shift."""
     sign, body = (-1, text[1:]) if text.startswith("-") else (1, text)
     try:
-        return sign * rules.duration(body, option)
-    except RuleViolation:
-        raise UsageError(f"{option}: {text!r} is not a duration like 72h, 14d, 30m or -61d") from None
+        return sign * rules.duration(body, option, zero=True)
+    except RuleViolation as error:
+        raise UsageError(str(error)) from None
 
 
 def moment(at: str | None, option: str) -> datetime | None:

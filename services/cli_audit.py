@@ -67,7 +67,10 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
         if args.family == "replay":
             from athenaeum.services.replay import replay
 
-            report = replay(app, args.out, humans, until)
+            try:
+                report = replay(app, args.out, humans, until)
+            except OSError as error:
+                raise UsageError(f"--out: cannot write the records under {args.out}: {error.strerror}") from error
             print(f"wrote {report} to {args.out}")
             return 0
         live = _live_views(args.read_models, data_dir)

@@ -75,8 +75,9 @@ class AthenaeumClient:
                               command.command_id) from error
         except nats.errors.MaxPayloadError as error:
             return Reply.rejected("invalid", f"the command is over the server's message size limit: {error}", "body")
-        except nats.errors.Error as error:  # the connection is gone
-            raise Unreachable(f"the connection to Athenaeum's NATS is lost: {error!r}") from error
+        except nats.errors.Error as error:  # the connection is gone, perhaps after the command went
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost (command_id {command.command_id!r}): "
+                              f"{error!r}", command.command_id) from error
         return decode(msg.data)
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:

@@ -83,11 +83,19 @@ async def openapi_json(request: Request) -> Response[bytes]:
     return Response(msgspec.json.encode(request.app.openapi_schema.to_schema()), media_type=MediaType.JSON)
 
 
-async def strict_body(request: Request) -> Response[bytes] | None:
-    """Bodies decode exactly as the NATS services decode commands. Litestar converts a body
-    with ``strict=False``, which would take ``"3"`` for 3 and ``"true"`` for true; this runs
-    before it and refuses such a body, naming the field."""
-    data = request.route_handler.parsed_fn_signature.parameters.get("data")
+async def strict_request(request: Request) -> Response[bytes] | None:
+    """A query parameter the route does not take is refused, not ignored (``?stauts=`` would
+    list every task); and bodies decode exactly as the NATS services decode commands. Litestar
+    converts a body with ``strict=False``, which would take ``"3"`` for 3 and ``"true"`` for
+    true; this runs before it and refuses such a body, naming the field."""
+    parameters = request.route_handler.parsed_fn_signature.parameters
+    queried = {(getattr(p.kwarg_definition, "query", None) or name) for name, p in parameters.items()
+               if getattr(p.kwarg_definition, "header", None) is None}
+    for name in request.query_params:
+        if name not in queried or len(request.query_params.getall(name)) > 1:
+            return error_response({"code": "invalid", "field": name, "message": f"?{name} is not a query parameter of "
+                                   "this route, or is given twice"})
+    data = parameters.get("data")
     if data is None:
         return None
     body = await request.body()
@@ -135,7 +143,7 @@ def create_app(nc: Client, base_url: str) -> Litestar:
     handlers.append(openapi_json)
     return Litestar(
         route_handlers=handlers,
-        before_request=strict_body,
+        before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
         openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum")),

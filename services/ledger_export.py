@@ -24,17 +24,25 @@ _CHECKPOINT = LedgerCheckpoint.__struct_config__.tag  # type: ignore[attr-define
 
 def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
            until_time: datetime | None = None) -> Iterator[bytes]:
-    """The lines of an export; the first one says where it starts and the digest before it."""
+    """The lines of an export; the first one says where it starts and the digest before it.
+    A command is atomic: one whose first event is within ``until`` goes out whole."""
     digest = Digest()
     start = 1
     header_sent = False
-    while True:
-        batch = app.recorder.select_notifications(start, READ_BATCH, stop=until)
+    command: tuple[Any, Any] | None = None  # of the last event exported
+    past_the_end = False
+    while not past_the_end:
+        batch = app.recorder.select_notifications(start, READ_BATCH)
         for n in batch:
             payload = bytes(n.state)
             event = _decoded(payload)
-            if until_time is not None and event and msgspec.convert(event.get("timestamp"), datetime) > until_time:
-                return
+            this = (event.get("command_id"), event.get("timestamp")) if event else None
+            past_the_end = (until_time is not None and event is not None
+                            and msgspec.convert(event.get("timestamp"), datetime) > until_time) or (
+                until is not None and n.id > until and (this is None or this != command))
+            if past_the_end:
+                break
+            command = this
             if n.id >= since and not header_sent:
                 yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
                 header_sent = True

@@ -19,12 +19,16 @@ import weakref
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import IO
+
+from athenaeum.services.file_lock import try_lock
 
 # Atomic batch publish and message schedules arrived in nats-server 2.12.
 MINIMUM_SERVER_VERSION = (2, 12, 0)
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 PID_FILE = "nats-server.pid"
+LOCK_FILE = "nats-server.lock"
 
 
 class NatsServerError(RuntimeError):
@@ -102,6 +106,14 @@ def _stop_all() -> None:
         server.stop()
 
 
+def _alive(pid: int) -> bool:
+    """Running: a zombie has exited, whether or not anything reaps it (in a container, maybe not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 @dataclass(eq=False)
 class NatsServer:
     """A nats-server subprocess with JetStream, fsync on every write, on 127.0.0.1.
@@ -117,6 +129,7 @@ class NatsServer:
     binary: Path | None = None
     monitor_port: int = 0
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _lock: IO[str] | None = field(default=None, init=False, repr=False)  # the store's, while running
 
     @property
     def url(self) -> str:
@@ -132,8 +145,12 @@ class NatsServer:
             return
         self.binary = self.binary or find_binary()
         require_version(binary_version(self.binary), str(self.binary))
-        self.store_dir = Path(self.store_dir)
+        # Resolved: however the directory is named (relative, through a link), it is one store.
+        self.store_dir = Path(self.store_dir).resolve()
         self.store_dir.mkdir(parents=True, exist_ok=True)
+        if self._lock is None and (lock := try_lock(self.store_dir / LOCK_FILE)) is None:
+            raise NatsServerError(f"another program runs a nats-server on {self.store_dir}")
+        self._lock = self._lock or lock
         self.port = self.port or free_port()
         self.monitor_port = self.monitor_port or free_port()
         config = self.store_dir / "nats-server.conf"
@@ -153,22 +170,25 @@ class NatsServer:
         _running.add(self)
 
     def _stop_orphan(self, config: Path) -> None:
-        """Stop a server still running on this store: its program was killed outright (it
-        runs in its own session, so nothing stopped it), and two servers must never share a
-        store. Found by the pid file it wrote, and known by its command line (Linux's /proc)."""
+        """Stop a server still running on this store: the program that started it was killed
+        outright (the server runs in its own session, so nothing stopped it), and two servers
+        must never share a store. Called with the store's lock held, so no live program owns
+        it; found by the pid file it wrote, and known by its configuration (Linux's /proc)."""
         try:
             pid = int((self.store_dir / PID_FILE).read_text())
-            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            arguments = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
         except (OSError, ValueError):
             return  # none, gone, or no /proc to tell it from another process with its pid
-        if str(config).encode() not in command:
+        given = arguments[arguments.index("-c") + 1] if "-c" in arguments[:-1] else None
+        if given is None or (cwd / given).resolve() != config.resolve():
             return
         for stopping in (signal.SIGTERM, signal.SIGKILL):
             os.kill(pid, stopping)
             deadline = time.monotonic() + STOP_TIMEOUT
-            while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+            while _alive(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)  # poll interval of a bounded wait for the orphan to exit
-            if not Path(f"/proc/{pid}").exists():
+            if not _alive(pid):
                 return
         raise NatsServerError(f"a nats-server (pid {pid}) still runs on {self.store_dir} and does not stop")
 
@@ -198,14 +218,14 @@ class NatsServer:
     def stop(self) -> None:
         process, self._process = self._process, None
         _running.discard(self)
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(STOP_TIMEOUT)
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(STOP_TIMEOUT)
+        self._release()
 
     def kill(self) -> None:
         """Stop abruptly, as a crash would."""
@@ -214,6 +234,12 @@ class NatsServer:
             self._process.wait(STOP_TIMEOUT)
             self._process = None
             _running.discard(self)
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def log_tail(self, lines: int = 20) -> str:
         log = self.store_dir / "nats-server.log"

@@ -117,6 +117,8 @@ class ProjectionRunner:
                 self.position >= position
             )
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Whether the runner ended (within a bounded wait)."""
         self._subscription.stop()
         self._thread.join(timeout=10)
+        return not self._thread.is_alive()

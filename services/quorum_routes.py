@@ -52,6 +52,12 @@ def derived_id(actor: str, command_id: str, attempt: int) -> str:
     return hashlib.sha256(f"{actor}/{command_id}/{attempt}".encode()).hexdigest()[:8].upper()
 
 
+def _deadline_of(command: ProposeQuorum, now: datetime) -> datetime:
+    """The deadline as given, or (a duration, the default) from now rounded up to the second."""
+    deadline = deadline_of(command.deadline, command.deadline_in, DEFAULT_DEADLINE, now, ("deadline", "deadline_in"))
+    return deadline if command.deadline is not None else ceil_second(deadline)
+
+
 def _open(handler: CommandHandler, command: ProposeQuorum, actor: str, proposal_id: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
         return rules.open_proposal(
@@ -60,8 +66,7 @@ def _open(handler: CommandHandler, command: ProposeQuorum, actor: str, proposal_
             proposal_id=proposal_id,
             text=command.text,
             electorate=command.electorate,
-            deadline=ceil_second(deadline_of(command.deadline, command.deadline_in, DEFAULT_DEADLINE, context.now,
-                                             ("deadline", "deadline_in"))),
+            deadline=_deadline_of(command, context.now),
             threshold=command.threshold,
             total=command.total,
             preset=command.preset,

@@ -95,6 +95,18 @@ class ReadModelStore:
             cursor.execute(self._sql("SELECT key, document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
             return {key: msgspec.json.decode(document) for key, document in cursor.fetchall()}
 
+    def documents_at(self, view: str, projection: str) -> tuple[dict[str, Document], int | None]:
+        """Every document of ``view``, and the position of ``projection`` they reflect: read in
+        one statement, so one snapshot even where a transaction alone would not give one."""
+        with self._transaction() as cursor:
+            cursor.execute(self._sql(
+                "SELECT NULL, NULL, (SELECT position FROM athenaeum_positions WHERE projection = ?) "
+                "UNION ALL SELECT key, document, NULL FROM athenaeum_views WHERE view = ?"), (projection, view))
+            rows = cursor.fetchall()
+        position = next((row[2] for row in rows if row[0] is None), None)
+        documents = {key: msgspec.json.decode(document) for key, document, _ in rows if key is not None}
+        return documents, None if position is None else int(position)
+
     def views(self) -> list[str]:
         """The name of every view with a document."""
         with self._transaction() as cursor:

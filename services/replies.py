@@ -75,8 +75,7 @@ decode = msgspec.json.Decoder(Reply).decode
 
 # HTTP status of each rule code: malformed input 400, not found 404, a state the command
 # conflicts with 409, any other rule 422 (see http_status).
-# too_large: an answer over the message limit, which the server cannot deliver as asked.
-_STATUS_OF = {"invalid": 400, "not_found": 404, "too_large": 500, "unavailable": 503}
+_STATUS_OF = {"invalid": 400, "not_found": 404, "unavailable": 503}  # the rest: 409 or 422
 _CONFLICTS = frozenset({
     "already_exists", "already_voted", "arbitration_exists", "trigger_mismatch", "illegal_transition",
     "not_arbitrating", "finding_mismatch", "conflict", "not_open", "voting_closed", "not_pending_human",

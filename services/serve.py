@@ -23,6 +23,7 @@ from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.command_service import start_command_service
 from athenaeum.services.http_server import HttpServer
 from athenaeum.services.nats_server import NatsServer
+from athenaeum.services.file_lock import try_lock
 from athenaeum.services.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.query_service import Reads, add_query_endpoints
 from athenaeum.services.read_models import ReadModelStore
@@ -59,13 +60,15 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
     """Run until SIGINT/SIGTERM (or ``stop``); print the ready line and write serve.json
     once ready (and set ``ready``)."""
     options.data_dir.mkdir(parents=True, exist_ok=True)
-    if (other := _serving_pid(options.data_dir)) is not None:
-        raise ValueError(f"athenaeum serve already runs on {options.data_dir} (pid {other}): stop it first")
+    # One serve per data directory, whatever path names it; the lock goes with the process.
+    if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:
+        raise ValueError(f"athenaeum serve already runs on {options.data_dir}: stop it first")
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     async with AsyncExitStack() as stack:
+        stack.callback(claim.close)
         url = options.nats_url
         if url is None:
             server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
@@ -99,9 +102,13 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             bucket = await ViewBucket.open(nc)
             await bucket.catch_up(store, store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
-            stack.push_async_callback(lambda: bucket.mirrored(runner.position))  # once the runner stopped
-            # Off the loop: the projector's thread may be waiting on this loop for a KV put.
-            stack.push_async_callback(asyncio.to_thread, runner.stop)
+
+            async def stop_projecting() -> None:
+                # Off the loop: the projector's thread may be waiting on this loop for a KV put.
+                if await asyncio.to_thread(runner.stop):
+                    await bucket.mirrored(runner.position)  # every change up to there is in the bucket
+
+            stack.push_async_callback(stop_projecting)
             reads = Reads(runner, options.humans, handler.clock, handler.activity)
             await add_query_endpoints(service, reads, workers)
         if "timer" in options.services:
@@ -119,17 +126,6 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
-
-
-def _serving_pid(data_dir: Path) -> int | None:
-    """The pid of another ``athenaeum serve`` still running on ``data_dir``, if any. One killed
-    outright leaves its serve file behind, naming a pid that is gone or no longer serves."""
-    try:
-        pid = int(json.loads((data_dir / SERVE_FILE).read_text())["pid"])
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    return pid if pid != os.getpid() and b"athenaeum" in command and b"serve" in command else None
 
 
 def running_url(data_dir: Path) -> str | None:

@@ -27,7 +27,7 @@ from athenaeum.events import UnknownEventTag
 from athenaeum.services.aging_routes import sweep_readiness
 from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.deadlines import Deadline, ceil_second
-from athenaeum.services.projection import PROJECTION as VIEWS
+from athenaeum.services.projection import PROJECTION as VIEWS_PROJECTION
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.routes import DEADLINES
@@ -162,7 +162,7 @@ class TimerService:
         # it stands (at start-up they may be replaying), or it would reassess what is on its way.
         head = self.handler.app.recorder.max_notification_id() or 0
         deadline = time.monotonic() + VIEWS_CATCH_UP
-        while (self.store.position(VIEWS) or 0) < head:
+        while (self.store.position(VIEWS_PROJECTION) or 0) < head:
             if self._stop.wait(0.5) or time.monotonic() > deadline:  # poll interval of a bounded wait
                 return
         sweep_readiness(self.handler, self.store, TIMER_ACTOR)

@@ -62,12 +62,17 @@ class ViewBucket:
             raise
 
     async def catch_up(self, store: ReadModelStore, position: int) -> None:
-        """Copy the views whole into the bucket unless it mirrors ``position`` already."""
+        """Copy the views whole into the bucket unless it mirrors ``position`` already, or a
+        later one (another projector's, further on: views this far behind must not roll it back)."""
         try:
-            if (await self.kv.get(MIRRORED)).value == str(position).encode():
-                return
-        except KeyNotFoundError:
-            pass
+            mirrored = int((await self.kv.get(MIRRORED)).value or b"0")
+        except (KeyNotFoundError, ValueError):
+            mirrored = None
+        if mirrored is not None and mirrored >= position:
+            if mirrored > position:
+                log.warning("the bucket %s mirrors position %d, these views only %d: left as it is",
+                            BUCKET, mirrored, position)
+            return
         documents = await asyncio.to_thread(
             lambda: {kv_key(view, key): document for view in store.views() for key, document in store.documents(view).items()})
         log.info("copying %d view documents into the bucket %s", len(documents), BUCKET)

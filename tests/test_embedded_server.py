@@ -11,7 +11,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from athenaeum.services.nats_server import NatsServer, free_port
+from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port
 
 
 async def jetstream_answers(url: str) -> bool:
@@ -71,8 +71,12 @@ def test_a_server_orphaned_by_a_program_killed_outright_is_stopped_before_anothe
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     orphan = int(child.stdout.split()[0])
     assert _alive(orphan)
-    with NatsServer(store_dir=tmp_path) as server:
+    linked = tmp_path.parent / f"{tmp_path.name}-link"
+    linked.symlink_to(tmp_path)  # the same store, by another name
+    with NatsServer(store_dir=linked) as server:
         assert not _alive(orphan) and server.running
+        with pytest.raises(NatsServerError, match="another program runs a nats-server"):
+            NatsServer(store_dir=tmp_path).start()
 
 
 def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:

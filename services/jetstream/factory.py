@@ -89,7 +89,13 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
     def _log(self, config: dict[str, object], events_log: StreamLog | None = None) -> StreamLog:
         name = str(config["name"])
         if name not in self._logs:
-            self.connection.ensure_stream(config, self._create)
+            try:
+                self.connection.ensure_stream(config, self._create)
+            except Exception:
+                # The application being built fails with this, and nobody closes it: close the
+                # connection now, not when garbage collection finds its loop already gone.
+                self.close()
+                raise
             self._logs[name] = StreamLog(self.connection.client, name, events_log)
         return self._logs[name]
 

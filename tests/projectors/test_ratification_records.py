@@ -37,6 +37,16 @@ def test_what_the_tally_makes_follow_is_logged_by_the_merge_writer() -> None:
     assert all(f"] {writer} | " in line for line in lines if "DECOMPOSED" in line or "PENDING-HUMAN" in line)
 
 
+def test_a_later_command_with_the_tallys_id_is_its_own_actors_line() -> None:
+    import msgspec
+
+    history = decomposed()
+    tally_id = next(e for e in history if e.tag == "VotesTallied").command_id
+    rejected = r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.REJECT)
+    history += [msgspec.structs.replace(e, command_id=tally_id) for e in rejected]  # ids are each actor's
+    assert "] ada | REJECTED:" in render("log", history)
+
+
 def test_the_decomposition_shows_the_tally_atoms_and_the_grain_gate() -> None:
     text = render("decomposition", decomposed())
     assert "**Tally:** 2 SIGN · 1 DISSENT · 0 ABSTAIN_BY_TIMEOUT (roster of 3)" in text

@@ -217,6 +217,9 @@ def test_an_audit_as_of_a_position_inside_a_command_takes_the_command_whole(ledg
     first = next(a for a, b in zip(events, events[1:]) if a["event"]["command_id"] == b["event"]["command_id"])
     code, report = audit(ledger, "--until", str(first["position"]))
     assert code == 0 and report["summary"]["HARD"] == report["summary"]["WARN"] == 0, report
+    cut = [json.loads(line) for line in ledger.run("export", "--until", str(first["position"])).stdout.splitlines()]
+    whole = [e["position"] for e in events if e["event"]["command_id"] == first["event"]["command_id"]]
+    assert [line["position"] for line in cut if "position" in line][-len(whole):] == whole
 
 
 def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood(ledger: Served, tmp_path: Path) -> None:

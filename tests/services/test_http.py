@@ -200,6 +200,10 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert http.get("/tasks", params={"status": "arbitrating"}, headers=as_("arbitrator", "other")).json() == {"tasks": []}
     bad = http.get("/tasks", params={"status": "stuck"}, headers=as_("arbitrator", project))
     assert bad.status_code == 400 and bad.json()["error"]["field"] == "status"
+    typo = http.get("/tasks", params={"stauts": "arbitrating"}, headers=as_("arbitrator", project))
+    assert typo.status_code == 400 and typo.json()["error"]["field"] == "stauts"
+    twice = http.get("/tasks?status=pending&status=failed", headers=as_("arbitrator", project))
+    assert twice.status_code == 400 and twice.json()["error"]["field"] == "status"
     task_view = http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()
     assert task_view["arbitrationPendingTrigger"] == "review_cycle_budget_exhausted"
     cycle = http.get(f"/tasks/{task}/reviews/0", headers=as_("arbitrator", project)).json()
@@ -234,14 +238,19 @@ def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_i
     def post(path: str, agent: str, body: dict) -> httpx.Response:
         return http.post(f"/tasks/{task}/{path}", headers=as_(agent, project), json=body)
 
-    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
-        post("transition", "engineer", {"to": target, "payload": payload})
-    for role in ("security", "style"):
-        post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
-                               "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
-    post("transition", "engineer", {"to": "revising"})
-    post("transition", "engineer", {"to": "engineering"})
-    assert post("transition", "engineer", {"to": "arbitrating", "payload": {"findingIds": [1, 2]}}).status_code == 200
+    def contradicted(findings: list[int]) -> httpx.Response:
+        """Claimed, built, two reviewers' findings, revised, and the pair reported as contradicting."""
+        for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}),
+                                ("reviewing", {})]:
+            post("transition", "engineer", {"to": target, "payload": payload})
+        for role in ("security", "style"):
+            post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
+                                   "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
+        post("transition", "engineer", {"to": "revising"})
+        post("transition", "engineer", {"to": "engineering"})
+        return post("transition", "engineer", {"to": "arbitrating", "payload": {"findingIds": findings}})
+
+    assert contradicted([1, 2]).status_code == 200
     rule = {"trigger": "reviewer_contradiction", "ruling": "rule", "rulingMarkdown": "x",
             "contradictionResolution": {"upheldFindingId": 1, "retiredFindingId": 2, "rationale": "r"}}
     assert post("arbitrations", "arbitrator", rule).json()["newStatus"] == "revising"
@@ -252,14 +261,7 @@ def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_i
     post("transition", "engineer", {"to": "failed", "payload": {"failureReason": "engineer_build_failure"}})
     post("reset", "ops", {})
     assert http.get(addendum, headers=as_("engineer", project)).status_code == 404
-    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
-        post("transition", "engineer", {"to": target, "payload": payload})
-    for role in ("security", "style"):
-        post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
-                               "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
-    post("transition", "engineer", {"to": "revising"})
-    post("transition", "engineer", {"to": "engineering"})
-    post("transition", "engineer", {"to": "arbitrating", "payload": {"findingIds": [3, 4]}})
+    assert contradicted([3, 4]).status_code == 200
     wrong = post("arbitrations", "arbitrator", {"trigger": "review_cycle_budget_exhausted", "ruling": "approve",
                                                 "rulingMarkdown": "x"})
     assert wrong.status_code == 409
@@ -281,7 +283,7 @@ def test_an_answer_too_large_for_one_message_is_a_clear_error_at_once(http: http
                            content=body.encode())
         assert posted.status_code == 200, posted.text
     answer = http.get(f"/tasks/{task}/reviews/0", headers=as_("arbitrator", project))
-    assert answer.status_code == 500 and answer.json()["error"]["code"] == "too_large"
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "too_large"
     assert "more than one NATS message carries" in answer.json()["error"]["message"]
 
 

@@ -36,6 +36,13 @@ def test_changes_and_their_position_are_recorded_together(store: ReadModelStore)
     assert store.get("v", "a") == {"n": 9} and store.get("v", "b") is None
 
 
+def test_a_views_documents_come_with_the_position_they_reflect(store: ReadModelStore) -> None:
+    assert store.documents_at("v", "views") == ({}, None)
+    store.apply("views", 4, [Change("v", "a", {"n": 1}), Change("w", "x", {"n": 2})])
+    assert store.documents_at("v", "views") == ({"a": {"n": 1}}, 4)
+    assert store.documents_at("empty", "views") == ({}, 4)
+
+
 def test_an_event_never_applies_twice(store: ReadModelStore) -> None:
     assert store.apply("views", 7, [Change("v", "a", {"n": 1})])
     assert not store.apply("views", 7, [Change("v", "a", {"n": 2})])
