@@ -68,6 +68,7 @@ class ReadModelStore:
 
     def __init__(self, url: str, schema: str | None = None) -> None:
         self.url = url
+        self.schema = schema
         self._lock = threading.Lock()
         postgres = url.startswith(("postgresql://", "postgres://"))
         self._database = _PostgreSQL(url, schema) if postgres else _SQLite(url)
@@ -124,10 +125,17 @@ class ReadModelStore:
         one (another replica got there first) is skipped, so an event never applies twice;
         returns whether it applied."""
         with self._transaction() as cursor:
-            cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))
-            row = cursor.fetchone()
-            if row is not None and int(row[0]) >= position:
-                return False
+            # Claim the position before writing anything. One statement that moves it forward
+            # only past a lower one: PostgreSQL locks the row and re-reads it if a replica moved
+            # it meanwhile, where a SELECT then a write would let both replicas through.
+            cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND position < ?"),
+                           (position, projection, position))
+            if cursor.rowcount == 0:
+                cursor.execute(self._sql(
+                    "INSERT INTO athenaeum_positions (projection, position) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+                    (projection, position))
+                if cursor.rowcount == 0:
+                    return False  # at or past it already
             for change in changes:
                 if change.document is None:
                     cursor.execute(self._sql("DELETE FROM athenaeum_views WHERE view = ? AND key = ?"), (change.view, change.key))
@@ -139,13 +147,6 @@ class ReadModelStore:
                         ),
                         (change.view, change.key, msgspec.json.encode(change.document).decode()),
                     )
-            cursor.execute(
-                self._sql(
-                    "INSERT INTO athenaeum_positions (projection, position) VALUES (?, ?) "
-                    "ON CONFLICT (projection) DO UPDATE SET position = excluded.position"
-                ),
-                (projection, position),
-            )
         return True
 
     def close(self) -> None:

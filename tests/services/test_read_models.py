@@ -43,6 +43,26 @@ def test_a_views_documents_come_with_the_position_they_reflect(store: ReadModelS
     assert store.documents_at("empty", "views") == ({}, 4)
 
 
+def test_replicas_sharing_the_store_apply_each_event_once_and_in_order(store: ReadModelStore) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    replica = ReadModelStore(store.url, schema=store.schema)
+    applied: list[int] = []
+
+    def follow(follower: ReadModelStore) -> None:
+        for position in range(1, 151):  # each replica folds every event, as projector replicas do
+            if follower.apply("race", position, [Change("v", "k", {"n": position})]):
+                applied.append(position)
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(follow, (store, replica)))
+    finally:
+        replica.close()
+    assert sorted(applied) == list(range(1, 151))
+    assert store.position("race") == 150 and store.get("v", "k") == {"n": 150}
+
+
 def test_an_event_never_applies_twice(store: ReadModelStore) -> None:
     assert store.apply("views", 7, [Change("v", "a", {"n": 1})])
     assert not store.apply("views", 7, [Change("v", "a", {"n": 2})])
