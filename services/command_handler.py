@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import random
 import threading
+import time
 import uuid
 from weakref import WeakValueDictionary
 from collections.abc import Callable
@@ -30,7 +32,8 @@ from athenaeum.services.replies import NO_EVENTS, Reply, encode_events
 
 Decide = Callable[[Any, Context], list[Event]]
 Project = Callable[[Any, Any], Any]
-ATTEMPTS = 5
+ATTEMPTS = 8
+BACKOFF = 0.002  # seconds: the first lost race's longest pause
 project_fleet = fold(fleet.evolve)
 
 
@@ -114,7 +117,7 @@ class CommandHandler:
         marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
         # A retry is not looked up first: the marker's append refuses it, so only a decision
         # that appends nothing needs to ask whether the command was applied before.
-        for _ in range(ATTEMPTS):
+        for attempt in range(ATTEMPTS):
             # Timed at each attempt: a command that lost a race is not stamped before the winner.
             context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
             state = self.load(aggregate_id, project)
@@ -135,7 +138,10 @@ class CommandHandler:
             except IntegrityError:
                 if (earlier := self._applied(marker)) is not None:
                     return earlier
-                continue  # another writer got there first: decide again on the new state
+                # Another writer got there first: decide again on the new state, after a random
+                # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
+                time.sleep(random.uniform(0, BACKOFF * 2**attempt))
+                continue
             return Reply.accepted(recordings[-1].notification.id, payload)
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
 

@@ -78,14 +78,24 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
     return concurrently(answer)
 
 
+_in_flight: set[asyncio.Task[None]] = set()  # requests being answered, by every endpoint
+
+
 def concurrently(answer: Callable[[Request], Awaitable[None]]) -> Callable[[Request], Awaitable[None]]:
     """nats-py awaits a subscription's callback before it delivers the next message, so each
     request gets a task of its own: requests on different aggregates overlap."""
-    in_flight: set[asyncio.Task[None]] = set()
 
     async def endpoint(request: Request) -> None:
         task = asyncio.create_task(answer(request))
-        in_flight.add(task)
-        task.add_done_callback(in_flight.discard)
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
 
     return endpoint
+
+
+async def stop_answering(service: Service, grace: float) -> None:
+    """Take no more requests, and answer those already taken (up to ``grace`` seconds): a
+    command applied must not go unanswered because its replica was stopped."""
+    await service.stop()
+    if _in_flight:
+        await asyncio.wait(set(_in_flight), timeout=grace)

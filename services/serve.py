@@ -20,7 +20,7 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.activity import activity_from
 from athenaeum.services.checkpoints import DEFAULT_EVERY, CheckpointWriter
 from athenaeum.services.command_handler import CommandHandler, utc_now
-from athenaeum.services.command_service import start_command_service
+from athenaeum.services.command_service import start_command_service, stop_answering
 from athenaeum.services.http_server import HttpServer
 from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.file_lock import try_lock
@@ -31,6 +31,7 @@ from athenaeum.services.timers import TimerService
 from athenaeum.services.view_bucket import ViewBucket
 
 SERVE_FILE = "serve.json"
+STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
 SERVICES = frozenset({"commands", "timer", "projector", "http"})
 DEFAULT_HTTP = "127.0.0.1:8765"
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         handler = CommandHandler(app, humans=options.humans, activity=activity_from(store),
                                  clock=lambda: utc_now() + offset)
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
-        stack.push_async_callback(service.stop)
+        stack.push_async_callback(stop_answering, service, STOP_GRACE)
         if "commands" in options.services:
             checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown

@@ -6,19 +6,22 @@ namespace the fleet's tools already read, so its keys join with ``/``
 (``fleet/quorum/0A1B2C3D``). A removed document is deleted from the bucket.
 
 The views commit first and the bucket follows, so a crash between the two would leave the
-bucket behind for good. A clean stop therefore records the position the bucket mirrors
-(under ``_mirror.position``), and a start that finds another one copies the views whole.
+bucket behind for good: a projector starting reconciles the bucket with its views. Replicas may
+be putting meanwhile; what they put is newer, so the reconciliation writes a key only if it has
+not changed since it was read. Views behind what the bucket already mirrors (a projector with a
+store of its own, or rebuilding one) must not roll it back: a clean stop raises the highest
+position mirrored (``_mirror.position``), and views short of it leave the bucket as it is.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 
 import msgspec
 from nats.aio.client import Client
-from nats.js.errors import KeyNotFoundError, NoKeysError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
@@ -38,7 +41,6 @@ class ViewBucket:
     def __init__(self, kv: KeyValue, loop: asyncio.AbstractEventLoop) -> None:
         self.kv = kv
         self.loop = loop
-        self.missed = False  # a change that did not reach the bucket: the next start copies all
 
     @classmethod
     async def open(cls, nc: Client) -> ViewBucket:
@@ -55,37 +57,65 @@ class ViewBucket:
 
     def put_from_thread(self, changes: Sequence[Change]) -> None:
         """For the projector's thread: waits, so the bucket sees changes in ledger order."""
-        try:
-            asyncio.run_coroutine_threadsafe(self.put(changes), self.loop).result(timeout=30)
-        except BaseException:
-            self.missed = True
-            raise
+        asyncio.run_coroutine_threadsafe(self.put(changes), self.loop).result(timeout=30)
 
     async def catch_up(self, store: ReadModelStore, position: int) -> None:
-        """Copy the views whole into the bucket unless it mirrors ``position`` already, or a
-        later one (another projector's, further on: views this far behind must not roll it back)."""
-        try:
-            mirrored = int((await self.kv.get(MIRRORED)).value or b"0")
-        except (KeyNotFoundError, ValueError):
-            mirrored = None
-        if mirrored is not None and mirrored >= position:
-            if mirrored > position:
-                log.warning("the bucket %s mirrors position %d, these views only %d: left as it is",
-                            BUCKET, mirrored, position)
+        """Reconcile the bucket with the views, which reflect ``position``."""
+        mirrored, _ = await self._mirrored()
+        if mirrored > position:
+            log.warning("the bucket %s mirrors position %d, these views only %d: left as it is", BUCKET, mirrored, position)
             return
         documents = await asyncio.to_thread(
-            lambda: {kv_key(view, key): document for view in store.views() for key, document in store.documents(view).items()})
-        log.info("copying %d view documents into the bucket %s", len(documents), BUCKET)
-        for key, document in documents.items():
-            await self.kv.put(key, msgspec.json.encode(document))
-        try:
-            stale = set(await self.kv.keys()) - set(documents) - {MIRRORED}
-        except NoKeysError:
-            stale = set()
-        for key in stale:
-            await self.kv.delete(key)
+            lambda: {kv_key(view, key): msgspec.json.encode(document)
+                     for view in store.views() for key, document in store.documents(view).items()})
+        held = await self._entries()
+        for key, value in documents.items():
+            if key not in held:
+                await self._unless_changed(self.kv.create(key, value))
+            elif held[key][0] != value:
+                await self._unless_changed(self.kv.update(key, value, last=held[key][1]))
+        for key in held.keys() - documents.keys() - {MIRRORED}:
+            await self._unless_changed(self.kv.delete(key, last=held[key][1]))
 
     async def mirrored(self, position: int) -> None:
         """At a clean stop: the bucket holds every change up to ``position``."""
-        if not self.missed:
-            await self.kv.put(MIRRORED, str(position).encode())
+        for _ in range(3):  # replicas stopping at once: the highest position stays
+            highest, revision = await self._mirrored()
+            if highest >= position:
+                return
+            written = self.kv.update(MIRRORED, str(position).encode(), last=revision) if revision else (
+                self.kv.create(MIRRORED, str(position).encode()))
+            if await self._unless_changed(written):
+                return
+
+    async def _mirrored(self) -> tuple[int, int]:
+        """The highest position mirrored, and the revision of the key that says so (0: none)."""
+        try:
+            entry = await self.kv.get(MIRRORED)
+        except KeyNotFoundError:
+            return 0, 0
+        return int(entry.value or b"0"), entry.revision or 0
+
+    async def _entries(self) -> dict[str, tuple[bytes, int]]:
+        """Every key's value and revision."""
+        try:
+            keys = await self.kv.keys()
+        except NoKeysError:
+            return {}
+        entries = {}
+        for key in keys:
+            try:
+                entry = await self.kv.get(key)
+            except KeyNotFoundError:
+                continue  # deleted meanwhile
+            entries[key] = (entry.value or b"", entry.revision or 0)
+        return entries
+
+    @staticmethod
+    async def _unless_changed(write: Awaitable[object]) -> bool:
+        """Whether ``write`` went through; a key changed since it was read is left as it is."""
+        try:
+            await write
+        except KeyWrongLastSequenceError:
+            return False
+        return True

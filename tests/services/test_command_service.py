@@ -150,3 +150,48 @@ async def test_a_retry_racing_its_original_gets_the_original_reply(commands) -> 
 async def test_a_time_without_a_zone_is_invalid_and_still_answered(commands) -> None:
     reply = await commands("init", "alice", topic=topic(), roster=["alice"], artifact=ARTIFACT, expires_at="2099-01-01T00:00:00")
     assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "expires_at"
+
+
+async def test_a_stopping_service_answers_the_commands_it_already_took(store_env) -> None:
+    import threading
+    import time
+
+    from athenaeum.services.command_handler import utc_now
+    from athenaeum.services.command_service import stop_answering
+
+    entered, released = threading.Event(), threading.Event()
+
+    def slow_clock():  # the handler reads it once it has taken the command
+        entered.set()
+        released.wait(10)
+        return utc_now()
+
+    app = AthenaeumApplication(env=store_env)
+    nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
+    client = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
+    subject, body = "athenaeum.cmd.ratification.init", msgspec.json.encode(
+        {"topic": topic(), "roster": ["alice"], "artifact": ARTIFACT})
+    try:
+        with ThreadPoolExecutor(2) as workers:
+            service = await start_command_service(nc, CommandHandler(app, clock=slow_clock), workers)
+            taken = asyncio.create_task(client.request(subject, body, timeout=20, headers={ACTOR_HEADER: "alice"}))
+            assert await asyncio.to_thread(entered.wait, 10)
+            stopping = asyncio.create_task(stop_answering(service, grace=10))
+            deadline = time.monotonic() + 10
+            while True:  # until the service takes no more requests (a malformed one is answered at once)
+                try:
+                    await client.request(subject, b"not json", timeout=1, headers={ACTOR_HEADER: "alice"})
+                except nats.errors.NoRespondersError:
+                    break
+                except nats.errors.TimeoutError:
+                    pass  # dropped while the service drains its subscription
+                assert time.monotonic() < deadline
+            released.set()
+            await stopping
+            await nc.close()
+            assert msgspec.json.decode((await taken).data)["ok"]
+    finally:
+        released.set()
+        await client.close()
+        await nc.close()
+        app.close()
