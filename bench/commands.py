@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import io
 import statistics
 import tempfile
 import time
@@ -24,7 +22,7 @@ from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.serve import ServeOptions, running_url, serve
+from athenaeum.services.serve import SERVICES, ServeOptions, serving_here
 
 from bench.baselines import raw_publish_rate
 
@@ -55,14 +53,9 @@ async def votes(client: AthenaeumClient, topic: str, voters: int, latencies: lis
 
 
 async def run(count: int, clients: int) -> None:
+    # No HTTP: a benchmark must not take the port a real serve may be using.
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
-        ready, stop = asyncio.Event(), asyncio.Event()
-        with contextlib.redirect_stdout(io.StringIO()):
-            server = asyncio.create_task(serve(ServeOptions(Path(home)), ready, stop))
-            await ready.wait()
-        url = running_url(Path(home))
-        assert url is not None
-        try:
+        async with serving_here(ServeOptions(Path(home), services=SERVICES - {"http"})) as url:
             raw = await raw_rate(url, count)
             client = await AthenaeumClient.connect(url, "agent-0")
             started = time.perf_counter()
@@ -76,9 +69,6 @@ async def run(count: int, clients: int) -> None:
             await votes(client, "bench-latency", min(count, 500), latencies)
             for c in [client, *fleet]:
                 await c.close()
-        finally:
-            stop.set()
-            await server
     print(f"{'accepted votes/s, sequential':<42} {sequential:>10,.0f}   raw publish-with-ack {raw:>8,.0f}   ratio {sequential / raw:.2f}x")
     print(f"{f'accepted votes/s, {clients} clients':<42} {concurrent:>10,.0f}   raw publish-with-ack {raw:>8,.0f}   ratio {concurrent / raw:.2f}x")
     quantiles = statistics.quantiles(latencies, n=100)

@@ -107,8 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return USAGE
-        except OperationalError as error:
-            print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+        except OperationalError as error:  # NATS or PostgreSQL: the message names which
+            print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         except OSError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
@@ -181,6 +181,7 @@ def show_answer(answer: dict, as_json: bool) -> None:
     elif "record" in answer["result"]:
         sys.stdout.write(answer["result"]["text"])  # exact bytes, its own newlines
     elif "tasks" in answer["result"]:
+        print(f"{len(answer['result']['tasks'])} task(s)")
         for task in answer["result"]["tasks"]:
             waiting = f" ({task['arbitrationPendingTrigger']})" if task.get("arbitrationPendingTrigger") else ""
             print(f"{task['id']:>6}  {task['status'] + waiting:<44} {task['title']}")

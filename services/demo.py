@@ -10,7 +10,6 @@ printed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import tempfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from athenaeum.events.ratification_commands import CastVote, InitRatification, R
 from athenaeum.events.thread import Vector
 from athenaeum.events.thread_commands import CloseThread, Contribute, OpenThread, RecognizeClosure
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.serve import SERVICES, ServeOptions, running_url, serve
+from athenaeum.services.serve import SERVICES, ServeOptions, serving_here
 
 ROSTER = ["claude-code", "codex", "gemini"]
 HUMAN = "ada"
@@ -37,23 +36,9 @@ PAGE = "wiki/canon/retention.md"
 
 async def run_demo(out: io.TextIOBase) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-demo-") as home:
-        ready, stop = asyncio.Event(), asyncio.Event()
-        with contextlib.redirect_stdout(io.StringIO()):  # the demo prints records, not the ready line
-            # No HTTP: a demo must not take the port a real serve may be using.
-            options = ServeOptions(Path(home), humans=frozenset({HUMAN}), services=SERVICES - {"http"})
-            server = asyncio.create_task(serve(options, ready, stop))
-            started = asyncio.create_task(ready.wait())
-            await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
-            if server.done():
-                started.cancel()
-                server.result()  # raises why the server could not start
-        url = running_url(Path(home))
-        assert url is not None
-        try:
+        # No HTTP: a demo must not take the port a real serve may be using.
+        async with serving_here(ServeOptions(Path(home), humans=frozenset({HUMAN}), services=SERVICES - {"http"})) as url:
             await _scenario(url, out)
-        finally:
-            stop.set()
-            await server
 
 
 async def _scenario(url: str, out: io.TextIOBase) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from eventsourcing.persistence import OperationalError
 
 from athenaeum.projectors.views import Change, Document
 
@@ -52,7 +53,10 @@ class _PostgreSQL:
     def __init__(self, url: str, schema: str | None) -> None:
         import psycopg
 
-        self.connection = psycopg.connect(url, autocommit=True)
+        try:
+            self.connection = psycopg.connect(url, autocommit=True)
+        except psycopg.OperationalError as error:
+            raise OperationalError(f"cannot reach PostgreSQL at {url}: {error}") from error
         if schema:  # tests keep to a schema of their own
             self.connection.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
             self.connection.execute(f'SET search_path TO "{schema}"')

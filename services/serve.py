@@ -4,12 +4,14 @@ one process tree, until SIGINT or SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import os
 import signal
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -66,10 +68,11 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         raise ValueError(f"athenaeum serve already runs on {options.data_dir}: stop it first")
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(signum, stop.set)
     async with AsyncExitStack() as stack:
         stack.callback(claim.close)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, stop.set)
+            stack.callback(loop.remove_signal_handler, signum)  # a program serving in-process keeps its own
         url = options.nats_url
         if url is None:
             server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
@@ -85,6 +88,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             }
         )
         stack.callback(app.close)
+        ledger = app.factory.events_config  # type: ignore[attr-defined]  # its stream and replicas, for the timers and the bucket
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
         nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
@@ -100,7 +104,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
-            bucket = await ViewBucket.open(nc)
+            bucket = await ViewBucket.open(nc, ledger["name"], ledger["num_replicas"])
             await bucket.catch_up(store, store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 
@@ -113,7 +117,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             reads = Reads(runner, options.humans, handler.clock, handler.activity)
             await add_query_endpoints(service, reads, workers)
         if "timer" in options.services:
-            timers = await TimerService(nc, handler, store, workers).start()
+            timers = await TimerService(nc, handler, store, workers, ledger["name"], ledger["num_replicas"]).start()
             stack.push_async_callback(timers.stop)
         urls = {"nats": url}
         if "http" in options.services:
@@ -127,6 +131,27 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
+
+
+@asynccontextmanager
+async def serving_here(options: ServeOptions) -> AsyncIterator[str]:
+    """``serve`` inside this program (a demo, a benchmark), quietly: its NATS URL once ready,
+    or why it could not start; stopped on leaving."""
+    ready, stop = asyncio.Event(), asyncio.Event()
+    with redirect_stdout(io.StringIO()):  # the ready line is for a terminal
+        server = asyncio.create_task(serve(options, ready, stop))
+        started = asyncio.create_task(ready.wait())
+        await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
+    if server.done():
+        started.cancel()
+        server.result()  # raises why
+    url = running_url(options.data_dir)
+    assert url is not None, "serve wrote no serve.json"
+    try:
+        yield url
+    finally:
+        stop.set()
+        await server
 
 
 def running_url(data_dir: Path) -> str | None:

@@ -46,21 +46,25 @@ log = logging.getLogger(__name__)
 
 class TimerService:
     def __init__(
-        self, nc: Client, handler: CommandHandler, store: ReadModelStore, workers: Executor, stream: str = "ATHENAEUM"
+        self, nc: Client, handler: CommandHandler, store: ReadModelStore, workers: Executor, stream: str = "ATHENAEUM",
+        replicas: int = 1,
     ) -> None:
+        """``stream`` and ``replicas``: the ledger's, whose timers these are."""
         self.nc = nc
         self.js = nc.jetstream()
         self.handler = handler
         self.store = store
         self.workers = workers
         self.stream = f"{stream}_TIMERS"
+        self.replicas = replicas
         self._stop = threading.Event()
         self._scheduled: dict[tuple[str, str], datetime] = {}  # (family, key) -> due, this process's
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> TimerService:
         await self.js.add_stream(
-            StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True)
+            StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True,
+                         num_replicas=self.replicas)
         )
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self.workers, self.sweep)

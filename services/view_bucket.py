@@ -33,6 +33,10 @@ MIRRORED = "_mirror.position"  # no view is named "_mirror"
 log = logging.getLogger(__name__)
 
 
+def bucket_of(stream: str) -> str:
+    return BUCKET if stream == "ATHENAEUM" else f"{BUCKET}-{stream}"
+
+
 def kv_key(view: str, key: str) -> str:
     return f"{view}{'/' if '/' in view else '.'}{escape(key, marker='=')}"
 
@@ -43,8 +47,9 @@ class ViewBucket:
         self.loop = loop
 
     @classmethod
-    async def open(cls, nc: Client) -> ViewBucket:
-        kv = await nc.jetstream().create_key_value(bucket=BUCKET, history=1)
+    async def open(cls, nc: Client, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
+        """The bucket of the ledger in ``stream`` (another ledger on the same NATS has its own)."""
+        kv = await nc.jetstream().create_key_value(bucket=bucket_of(stream), history=1, replicas=replicas)
         return cls(kv, asyncio.get_running_loop())
 
     async def put(self, changes: Sequence[Change]) -> None:

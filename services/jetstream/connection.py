@@ -38,7 +38,7 @@ class Connection:
             self._ensured.add(name)
 
     def close(self) -> None:
-        if not self._loop.loop.is_closed():
+        if self._loop.running:
             self._loop.finish_operations(grace=self.client.timeout)
             self.run(self.client.close())
-            self._loop.close()
+        self._loop.close()

@@ -47,18 +47,25 @@ class LoopThread:
                 raise RuntimeError("the JetStream loop stopped before the operation finished")
         return outcome[0].result()
 
+    @property
+    def running(self) -> bool:
+        """False once closed, and at interpreter exit, where daemon threads are already gone."""
+        return not self.loop.is_closed() and self._thread.is_alive()
+
     def finish_operations(self, grace: float) -> None:
         """Let operations other threads are waiting on end (up to ``grace`` seconds)."""
-        if not self.loop.is_closed():
+        if self.running:
             self.run(_wait_for(self._operations, grace))
 
     def close(self) -> None:
         if self.loop.is_closed():
             return
-        self.run(_cancel_other_tasks())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(timeout=10)
-        if not self._thread.is_alive():
+        if self.running:
+            self.run(_cancel_other_tasks())
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=10)
+        # A loop whose thread died running it (daemon threads at interpreter exit) cannot close.
+        if not self._thread.is_alive() and not self.loop.is_running():
             self.loop.close()
 
 
