@@ -43,6 +43,7 @@ async def start_command_service(
             subject=route.subject,
             handler=_endpoint(route, handler, workers),
         )
+    await nc.flush()  # the server has the subscriptions: a request from any connection finds them
     return service
 
 
