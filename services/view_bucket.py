@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Sequence
 
 import msgspec
 from nats.aio.client import Client
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
+from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
@@ -102,18 +102,16 @@ class ViewBucket:
         return int(entry.value or b"0"), entry.revision or 0
 
     async def _entries(self) -> dict[str, tuple[bytes, int]]:
-        """Every key's value and revision."""
-        try:
-            keys = await self.kv.keys()
-        except NoKeysError:
-            return {}
+        """Every key's value and revision, in one pass over the bucket."""
+        watcher = await self.kv.watchall(ignore_deletes=True)
         entries = {}
-        for key in keys:
-            try:
-                entry = await self.kv.get(key)
-            except KeyNotFoundError:
-                continue  # deleted meanwhile
-            entries[key] = (entry.value or b"", entry.revision or 0)
+        try:
+            async for entry in watcher:
+                if entry is None:  # nats-py's mark: the current values are all in
+                    break
+                entries[entry.key] = (entry.value or b"", entry.revision or 0)
+        finally:
+            await watcher.stop()
         return entries
 
     @staticmethod
