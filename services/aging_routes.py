@@ -33,8 +33,7 @@ log = logging.getLogger(__name__)
 
 def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
-        return rules.age(state, context, members=activity.members, as_of_position=activity.position)
+        return rules.age(state, context, **handler.activity().as_read())
 
     checked = existing(decide, f"page {command.page!r}", "page")
     return handler.handle(family_id("page", command.page), project, checked, actor, command.command_id)
@@ -42,8 +41,7 @@ def age_page(handler: CommandHandler, command: AgePage, actor: str) -> Reply:
 
 def reassess_page(handler: CommandHandler, command: ReassessPage, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
-        return rules.reassess(state, context, members=activity.members, as_of_position=activity.position)
+        return rules.reassess(state, context, **handler.activity().as_read())
 
     checked = existing(decide, f"page {command.page!r}", "page")
     return handler.handle(family_id("page", command.page), project, checked, actor, command.command_id)
@@ -67,9 +65,7 @@ def sweep_readiness(handler: CommandHandler, store: ReadModelStore, actor: str) 
 
 def age_agent(handler: CommandHandler, command: AgeAgent, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
-        return fleet.mark_dormant(state, context, name=command.name, members=activity.members,
-                                  as_of_position=activity.position)
+        return fleet.mark_dormant(state, context, name=command.name, **handler.activity().as_read())
 
     return handler.handle(FLEET_ID, project_fleet, decide, actor, command.command_id)
 

@@ -43,6 +43,11 @@ class Activity(NamedTuple):
     members: tuple[Member, ...]
     position: int | None
 
+    def as_read(self) -> dict[str, Any]:
+        """As the rules that decide on the fleet take it: the members, and where they were read
+        (recorded, so an audit re-checks the decision against the fleet as it was there)."""
+        return {"members": self.members, "as_of_position": self.position}
+
 
 NO_ACTIVITY = Activity((), None)
 

@@ -51,9 +51,8 @@ def read(handler: CommandHandler, command: ReadPage, actor: str) -> Reply:
 
 def endorse(handler: CommandHandler, command: EndorsePage, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
         return rules.endorse(state, context, status=command.status, session_id=command.session_id, rev=command.rev,
-                             members=activity.members, as_of_position=activity.position)
+                             **handler.activity().as_read())
 
     return _on_existing(handler, command.page, actor, command.command_id, decide)
 
@@ -72,9 +71,8 @@ def dispute(handler: CommandHandler, command: DisputePage, actor: str) -> Reply:
 
 def resolve(handler: CommandHandler, command: ResolveDispute, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
         return rules.resolve(state, context, agent=command.agent, decision=command.decision, thread=command.thread,
-                             members=activity.members, as_of_position=activity.position)
+                             **handler.activity().as_read())
 
     return _on_existing(handler, command.page, actor, command.command_id, decide)
 
@@ -87,9 +85,7 @@ def change_lifecycle(handler: CommandHandler, command: ChangeLifecycle, actor: s
 
 def approve(handler: CommandHandler, command: ApprovePage, actor: str) -> Reply:
     def decide(state, context):  # type: ignore[no-untyped-def]
-        activity = handler.activity()
-        return rules.approve(state, context, level=command.level, members=activity.members,
-                             as_of_position=activity.position)
+        return rules.approve(state, context, level=command.level, **handler.activity().as_read())
 
     return _on_existing(handler, command.page, actor, command.command_id, decide)
 
