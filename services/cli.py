@@ -50,9 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = subparsers.add_parser("serve", parents=[common], help="run the ledger: NATS and all services")
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
-    run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""), help="human principals: a,b")
+    run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
+                     help="human principals: a,b (default $ATHENAEUM_HUMANS)")
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
-    run.add_argument("--services", default=",".join(sorted(SERVICES)), help="which services run here (default: all)")
+    run.add_argument("--services", default=",".join(sorted(SERVICES)),
+                     help=f"which services run here, of {','.join(sorted(SERVICES))} (default: all)")
     run.add_argument("--http", help=f"HOST:PORT of the HTTP gateway (default $ATHENAEUM_HTTP or {DEFAULT_HTTP}; "
                                     "port 0: a free one)")
     run.add_argument("--no-http", action="store_true", help="serve no HTTP")
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_verbs(subparsers, common)
     cli_audit.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
-    subparsers.add_parser("demo", help="see it work: a scripted ratification on a throwaway server")
+    subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait until the views reach this position")
     return parser

@@ -130,7 +130,8 @@ def _show(report: Report, as_json: bool) -> int:
         print(msgspec.json.encode({"findings": report.findings, "summary": report.summary}).decode())
     else:
         summary = report.summary
-        print(f"{summary['events']:,} events, {summary['aggregates']:,} aggregates: "
+        aggregates = f", {summary['aggregates']:,} aggregates" if summary["aggregates"] else ""  # none: an export's lines
+        print(f"{summary['events']:,} events{aggregates}: "
               f"{summary['HARD']} HARD, {summary['WARN']} WARN, {summary['INFO']} INFO")
         for finding in report.findings:
             where = f"@{finding.position}" if finding.position is not None else ""
