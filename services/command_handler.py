@@ -145,7 +145,8 @@ class CommandHandler:
                     return earlier
                 # Another writer got there first: decide again on the new state, after a random
                 # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
-                time.sleep(random.uniform(0, BACKOFF * 2**attempt))
+                if attempt + 1 < ATTEMPTS:
+                    time.sleep(random.uniform(0, BACKOFF * 2**attempt))
                 continue
             return Reply.accepted(recordings[-1].notification.id, payload)
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")

@@ -97,6 +97,12 @@ def concurrently(answer: Callable[[Request], Awaitable[None]]) -> Callable[[Requ
 async def stop_answering(service: Service, grace: float) -> None:
     """Take no more requests, and answer those already taken (up to ``grace`` seconds): a
     command applied must not go unanswered because its replica was stopped."""
-    await service.stop()
+    # Drain each endpoint rather than unsubscribe it, as nats-py's Service.stop does: that
+    # discards the requests this client has received and not yet handed to the endpoint.
+    endpoints, service._endpoints = service._endpoints, []  # noqa: SLF001  no draining stop in nats-py
+    for endpoint in endpoints:
+        if endpoint._subscription is not None:  # noqa: SLF001
+            await endpoint._subscription.drain()  # noqa: SLF001
     if _in_flight:
         await asyncio.wait(set(_in_flight), timeout=grace)
+    await service.stop()  # its own monitoring subscriptions

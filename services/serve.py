@@ -66,13 +66,14 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
     # One serve per data directory, whatever path names it; the lock goes with the process.
     if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:
         raise ValueError(f"athenaeum serve already runs on {options.data_dir}: stop it first")
-    stop = stop or asyncio.Event()
+    # Serve as the whole program stops on SIGINT/SIGTERM; inside another (a demo, a benchmark),
+    # on that program's ``stop``, its signals left to it.
+    own_stop, stop = stop is None, stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     async with AsyncExitStack() as stack:
         stack.callback(claim.close)
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in (signal.SIGINT, signal.SIGTERM) if own_stop else ():
             loop.add_signal_handler(signum, stop.set)
-            stack.callback(loop.remove_signal_handler, signum)  # a program serving in-process keeps its own
         url = options.nats_url
         if url is None:
             server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
@@ -99,7 +100,6 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         handler = CommandHandler(app, humans=options.humans, activity=activity_from(store),
                                  clock=lambda: utc_now() + offset)
         service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
-        stack.push_async_callback(stop_answering, service, STOP_GRACE)
         if "commands" in options.services:
             checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
@@ -119,6 +119,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if "timer" in options.services:
             timers = await TimerService(nc, handler, store, workers, ledger["name"], ledger["num_replicas"]).start()
             stack.push_async_callback(timers.stop)
+        # Stopped first after HTTP: requests already taken are answered while the projector
+        # and the timers still run.
+        stack.push_async_callback(stop_answering, service, STOP_GRACE)
         urls = {"nats": url}
         if "http" in options.services:
             http = await HttpServer(nc, options.http).start()

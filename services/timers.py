@@ -20,7 +20,7 @@ from datetime import datetime, timedelta, timezone
 
 from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
-from nats.js.errors import NotFoundError
+from nats.js.errors import BadRequestError, NotFoundError
 
 from athenaeum.aggregates.application import MapperDeserialisationError
 from athenaeum.events import UnknownEventTag
@@ -28,6 +28,7 @@ from athenaeum.services.aging_routes import sweep_readiness
 from athenaeum.services.command_handler import CommandHandler, utc_now
 from athenaeum.services.deadlines import Deadline, ceil_second
 from athenaeum.services.projection import PROJECTION as VIEWS_PROJECTION
+from athenaeum.services.jetstream.client import STREAM_NAME_IN_USE
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.read_models import ReadModelStore
 from athenaeum.services.routes import DEADLINES
@@ -62,10 +63,14 @@ class TimerService:
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> TimerService:
-        await self.js.add_stream(
-            StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True,
-                         num_replicas=self.replicas)
-        )
+        config = StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True,
+                              num_replicas=self.replicas)
+        try:
+            await self.js.add_stream(config)
+        except BadRequestError as error:
+            if error.err_code != STREAM_NAME_IN_USE:
+                raise
+            await self.js.update_stream(config)  # made by an older version, with other replicas
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self.workers, self.sweep)
         self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop)),

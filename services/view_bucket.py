@@ -70,10 +70,12 @@ class ViewBucket:
         if mirrored > position:
             log.warning("the bucket %s mirrors position %d, these views only %d: left as it is", BUCKET, mirrored, position)
             return
+        # The bucket first, the views second: a replica's put in between changes the revision
+        # read, so the write below is refused rather than roll its newer value back.
+        held = await self._entries()
         documents = await asyncio.to_thread(
             lambda: {kv_key(view, key): msgspec.json.encode(document)
                      for view in store.views() for key, document in store.documents(view).items()})
-        held = await self._entries()
         for key, value in documents.items():
             if key not in held:
                 await self._unless_changed(self.kv.create(key, value))
