@@ -211,8 +211,12 @@ class NatsServer:
             time.sleep(0.05)  # poll interval of a bounded wait on the health condition
 
     def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
-        self.launch()
-        self.wait_ready(timeout)
+        try:
+            self.launch()
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()  # nothing left running, nothing left locked
+            raise
         return self
 
     def stop(self) -> None:
