@@ -60,6 +60,13 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     def tag(self) -> str:
         return type(self).__struct_config__.tag  # type: ignore[return-value]
 
+    @property
+    def command(self) -> tuple[str, datetime]:
+        """Which command appended it: the events of one command share its id and its time (an
+        id alone may recur, being each actor's; the actor may differ, as a recognized closure's
+        pages are written by the closer)."""
+        return self.command_id, self.timestamp
+
 
 class TagRegistry(Generic[T]):
     """The subclasses of one tagged Struct base, found by tag, each with a reused decoder."""

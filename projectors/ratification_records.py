@@ -191,9 +191,7 @@ def _log_lines(events: Sequence[Event]) -> list[str]:
     def writer(event: Event) -> str:
         # What the tally makes follow (a decomposition, an all-SIGN ratification, a fast-mode
         # rejection) is the merge writer's to write, as FORMATS.md has it; the rest is its actor's.
-        # A command's events share its id and its time: an id alone may recur (ids are each actor's).
-        same_command = tally is not None and (tally.command_id, tally.timestamp) == (event.command_id, event.timestamp)
-        return (tally.merge_writer or event.actor) if same_command and tally else event.actor
+        return (tally.merge_writer or event.actor) if tally is not None and tally.command == event.command else event.actor
 
     for event in events:
         match event:

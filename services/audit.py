@@ -114,7 +114,7 @@ class Audit:
         within the cut is taken whole, even where its last event lies past the position."""
         for notification in self._notifications():
             if until_position is not None and notification.id > until_position:
-                if not self.group or self._command_of(notification) != _command(self.group[0][1]):
+                if not self.group or self._command_of(notification) != self.group[0][1].command:
                     break
             event = self._decoded(notification)
             if event is not None and until_time is not None and event.timestamp > until_time:
@@ -127,7 +127,7 @@ class Audit:
             if event is None:
                 continue
             self._check_version(notification, event)
-            if self.group and _command(self.group[0][1]) != _command(event):
+            if self.group and self.group[0][1].command != event.command:
                 self._settle()
             self.group.append((notification.id, event))
             if self.report.events % READ_BATCH == 0:
@@ -154,7 +154,7 @@ class Audit:
 
     def _command_of(self, notification: Notification) -> tuple[str, datetime] | None:
         try:
-            return _command(self.app.mapper.to_domain_event(notification))
+            return self.app.mapper.to_domain_event(notification).command
         except (UnknownEventTag, MapperDeserialisationError):
             return None
 
@@ -302,8 +302,3 @@ def _overdue_at(family: str, state: Any) -> datetime | None:
         return state.revised_at + SOFT_CANONICAL_AGING
     return None
 
-
-def _command(event: Event) -> tuple[str, datetime]:
-    """The events one command appended share its id and its time (not always its actor: a
-    recognized closure's pages are written by the closer)."""
-    return event.command_id, event.timestamp
