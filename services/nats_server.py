@@ -106,7 +106,7 @@ def _stop_all() -> None:
         server.stop()
 
 
-def _alive(pid: int) -> bool:
+def process_running(pid: int) -> bool:
     """Running: a zombie has exited, whether or not anything reaps it (in a container, maybe not)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
@@ -186,9 +186,9 @@ class NatsServer:
         for stopping in (signal.SIGTERM, signal.SIGKILL):
             os.kill(pid, stopping)
             deadline = time.monotonic() + STOP_TIMEOUT
-            while _alive(pid) and time.monotonic() < deadline:
+            while process_running(pid) and time.monotonic() < deadline:
                 time.sleep(0.05)  # poll interval of a bounded wait for the orphan to exit
-            if not _alive(pid):
+            if not process_running(pid):
                 return
         raise NatsServerError(f"a nats-server (pid {pid}) still runs on {self.store_dir} and does not stop")
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
@@ -11,7 +10,7 @@ from pathlib import Path
 import nats
 import pytest
 
-from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port
+from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port, process_running
 
 
 async def jetstream_answers(url: str) -> bool:
@@ -53,7 +52,7 @@ def test_a_server_stops_with_the_interpreter_that_started_it(tmp_path: Path) -> 
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     pid = int(child.stdout.split()[0])
     deadline = time.monotonic() + 10
-    while _alive(pid):
+    while process_running(pid):
         assert time.monotonic() < deadline, f"nats-server {pid} outlived its interpreter"
         time.sleep(0.05)  # poll interval of a bounded wait for the process to exit
 
@@ -70,11 +69,11 @@ def test_a_server_orphaned_by_a_program_killed_outright_is_stopped_before_anothe
     )
     child = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     orphan = int(child.stdout.split()[0])
-    assert _alive(orphan)
+    assert process_running(orphan)
     linked = tmp_path.parent / f"{tmp_path.name}-link"
     linked.symlink_to(tmp_path)  # the same store, by another name
     with NatsServer(store_dir=linked) as server:
-        assert not _alive(orphan) and server.running
+        assert not process_running(orphan) and server.running
         with pytest.raises(NatsServerError, match="another program runs a nats-server"):
             NatsServer(store_dir=tmp_path).start()
 
@@ -84,12 +83,3 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         clash = NatsServer(store_dir=tmp_path / "two", port=first.port)
         with pytest.raises(Exception, match="exited during start-up"):
             clash.start(timeout=10)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    status = Path(f"/proc/{pid}/stat")
-    return not (status.exists() and status.read_text().split()[2] == "Z")
