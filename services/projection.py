@@ -52,7 +52,7 @@ class ProjectionRunner:
         self,
         app: AthenaeumApplication,
         store: ReadModelStore,
-        on_change: Callable[[Sequence[Change]], None] = lambda changes: None,
+        on_change: Callable[[int, Sequence[Change]], None] = lambda position, changes: None,
     ) -> None:
         self.app = app
         self.store = store
@@ -78,7 +78,7 @@ class ProjectionRunner:
                         self.position = notification.id
                         self._advanced.notify_all()
                     if applied:
-                        self._publish(changes)
+                        self._publish(notification.id, changes)
         except BaseException as error:
             log.exception("the projector stopped")
             self.error = error
@@ -103,10 +103,11 @@ class ProjectionRunner:
             log.exception("a projector failed on %s at position %d; its changes are skipped", event.tag, position)
             return []
 
-    def _publish(self, changes: Sequence[Change]) -> None:
-        # The views are the record; a mirror that missed a change is repaired by the next one.
+    def _publish(self, position: int, changes: Sequence[Change]) -> None:
+        # The views are the record; a key the mirror missed is repaired by its next change, or
+        # by the reconciliation at the next start.
         try:
-            self.on_change(changes)
+            self.on_change(position, changes)
         except Exception:  # noqa: BLE001
             log.exception("could not mirror view changes")
 

@@ -108,12 +108,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             await bucket.catch_up(store, store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 
-            async def stop_projecting() -> None:
-                # Off the loop: the projector's thread may be waiting on this loop for a KV put.
-                if await asyncio.to_thread(runner.stop):
-                    await bucket.mirrored(runner.position)  # every change up to there is in the bucket
-
-            stack.push_async_callback(stop_projecting)
+            # Off the loop: the projector's thread may be waiting on this loop for a KV put.
+            stack.push_async_callback(asyncio.to_thread, runner.stop)
             reads = Reads(runner, options.humans, handler.clock, handler.activity)
             await add_query_endpoints(service, reads, workers)
         if "timer" in options.services:

@@ -5,31 +5,39 @@ Keys are ``<view>.<key>`` (``ratifications.adr-7``, ``pending.alice``), the key 
 namespace the fleet's tools already read, so its keys join with ``/``
 (``fleet/quorum/0A1B2C3D``). A removed document is deleted from the bucket.
 
-The views commit first and the bucket follows, so a crash between the two would leave the
-bucket behind for good: a projector starting reconciles the bucket with its views. Replicas may
-be putting meanwhile; what they put is newer, so the reconciliation writes a key only if it has
-not changed since it was read. Views behind what the bucket already mirrors (a projector with a
-store of its own, or rebuilding one) must not roll it back: a clean stop raises the highest
-position mirrored (``_mirror.position``), and views short of it leave the bucket as it is.
+Every entry carries the ledger position its value reflects (``Athenaeum-Position``), and a
+write lands only over an entry from an earlier position (checked and set in one step, with
+the entry's revision): replicas putting the changes of neighbouring positions, a replica
+lagging behind, or one rebuilding its views from the start never roll a key back, whatever
+order their puts arrive in. The views commit first and the bucket follows, so a crash between
+the two would leave the bucket behind: a projector starting reconciles the bucket with its
+views.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 import msgspec
 from nats.aio.client import Client
-from nats.js.errors import KeyNotFoundError, KeyWrongLastSequenceError
-from nats.js.kv import KeyValue
+from nats.js import JetStreamContext
+from nats.js.api import DeliverPolicy
+from nats.js.errors import APIError, NotFoundError
+from nats.js.kv import KV_DEL, KV_OP, KV_PURGE
 
 from athenaeum.projectors.views import Change
 from athenaeum.services.jetstream.subjects import escape
 from athenaeum.services.read_models import ReadModelStore
 
 BUCKET = "athenaeum-views"
-MIRRORED = "_mirror.position"  # no view is named "_mirror"
+POSITION = "Athenaeum-Position"
+EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
+WRONG_LAST_SEQUENCE = frozenset({10071, 10164})  # single server, clustered stream
+WRITE_ATTEMPTS = 5
+READ_TIMEOUT = 10.0
 log = logging.getLogger(__name__)
 
 
@@ -41,86 +49,98 @@ def kv_key(view: str, key: str) -> str:
     return f"{view}{'/' if '/' in view else '.'}{escape(key, marker='=')}"
 
 
+class Entry(NamedTuple):
+    """A key's latest entry: the position it reflects (0 when it does not say), its revision,
+    and its value (None once deleted)."""
+
+    position: int
+    revision: int
+    value: bytes | None
+
+
 class ViewBucket:
-    def __init__(self, kv: KeyValue, loop: asyncio.AbstractEventLoop) -> None:
-        self.kv = kv
+    def __init__(self, js: JetStreamContext, bucket: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.js = js
         self.loop = loop
+        self.stream = f"KV_{bucket}"  # the stream and subjects nats-py's KV keeps a bucket in
+        self.prefix = f"$KV.{bucket}."
 
     @classmethod
     async def open(cls, nc: Client, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
         """The bucket of the ledger in ``stream`` (another ledger on the same NATS has its own)."""
-        kv = await nc.jetstream().create_key_value(bucket=bucket_of(stream), history=1, replicas=replicas)
-        return cls(kv, asyncio.get_running_loop())
+        js, bucket = nc.jetstream(), bucket_of(stream)
+        await js.create_key_value(bucket=bucket, history=1, replicas=replicas)
+        return cls(js, bucket, asyncio.get_running_loop())
 
-    async def put(self, changes: Sequence[Change]) -> None:
+    async def put(self, position: int, changes: Sequence[Change]) -> None:
+        """Write the changes the event at ``position`` made."""
         for change in changes:
-            key = kv_key(change.view, change.key)
-            if change.document is None:
-                await self.kv.delete(key)
-            else:
-                await self.kv.put(key, msgspec.json.encode(change.document))
+            value = None if change.document is None else msgspec.json.encode(change.document)
+            await self.write(kv_key(change.view, change.key), value, position)
 
-    def put_from_thread(self, changes: Sequence[Change]) -> None:
-        """For the projector's thread: waits, so the bucket sees changes in ledger order."""
-        asyncio.run_coroutine_threadsafe(self.put(changes), self.loop).result(timeout=30)
+    def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
+        """For the projector's thread: waits, so one projector's puts keep ledger order."""
+        asyncio.run_coroutine_threadsafe(self.put(position, changes), self.loop).result(timeout=30)
+
+    async def write(self, key: str, value: bytes | None, position: int) -> bool:
+        """Set ``key`` to ``value`` (None: delete it) as of ``position``, unless its entry
+        reflects that position or a later one already; whether it was written."""
+        for _ in range(WRITE_ATTEMPTS):
+            entry = await self._entry(key)
+            if entry is not None and entry.position >= position:
+                return False
+            headers = {POSITION: str(position), EXPECT_LAST: str(entry.revision if entry else 0)}
+            if value is None:
+                headers[KV_OP] = KV_DEL
+            try:
+                await self.js.publish(self.prefix + key, value or b"", headers=headers, stream=self.stream)
+                return True
+            except APIError as error:
+                if error.err_code not in WRONG_LAST_SEQUENCE:
+                    raise
+        # Each lost race means another writer stored a newer entry: the key is theirs.
+        log.warning("gave up writing %s as of position %d after %d lost races", key, position, WRITE_ATTEMPTS)
+        return False
 
     async def catch_up(self, store: ReadModelStore, position: int) -> None:
-        """Reconcile the bucket with the views, which reflect ``position``."""
-        mirrored, _ = await self._mirrored()
-        if mirrored > position:
-            log.warning("the bucket %s mirrors position %d, these views only %d: left as it is", BUCKET, mirrored, position)
-            return
-        # The bucket first, the views second: a replica's put in between changes the revision
-        # read, so the write below is refused rather than roll its newer value back.
+        """Reconcile the bucket with the views, which reflect ``position``: what differs is
+        written as of ``position``, so entries from further on (replicas ahead of these views)
+        stay as they are."""
         held = await self._entries()
         documents = await asyncio.to_thread(
             lambda: {kv_key(view, key): msgspec.json.encode(document)
                      for view in store.views() for key, document in store.documents(view).items()})
-        for key, value in documents.items():
-            if key not in held:
-                await self._unless_changed(self.kv.create(key, value))
-            elif held[key][0] != value:
-                await self._unless_changed(self.kv.update(key, value, last=held[key][1]))
-        for key in held.keys() - documents.keys() - {MIRRORED}:
-            await self._unless_changed(self.kv.delete(key, last=held[key][1]))
+        for key in documents.keys() | held.keys():
+            entry, value = held.get(key), documents.get(key)
+            if entry is None or (entry.value != value and entry.position < position):
+                await self.write(key, value, position)
 
-    async def mirrored(self, position: int) -> None:
-        """At a clean stop: the bucket holds every change up to ``position``."""
-        for _ in range(3):  # replicas stopping at once: the highest position stays
-            highest, revision = await self._mirrored()
-            if highest >= position:
-                return
-            written = self.kv.update(MIRRORED, str(position).encode(), last=revision) if revision else (
-                self.kv.create(MIRRORED, str(position).encode()))
-            if await self._unless_changed(written):
-                return
-
-    async def _mirrored(self) -> tuple[int, int]:
-        """The highest position mirrored, and the revision of the key that says so (0: none)."""
+    async def _entry(self, key: str) -> Entry | None:
         try:
-            entry = await self.kv.get(MIRRORED)
-        except KeyNotFoundError:
-            return 0, 0
-        return int(entry.value or b"0"), entry.revision or 0
+            msg = await self.js.get_msg(self.stream, subject=self.prefix + key)
+        except NotFoundError:
+            return None
+        return _entry(msg.headers, msg.seq, msg.data)
 
-    async def _entries(self) -> dict[str, tuple[bytes, int]]:
-        """Every key's value and revision, in one pass over the bucket."""
-        watcher = await self.kv.watchall(ignore_deletes=True)
+    async def _entries(self) -> dict[str, Entry]:
+        """Every key's latest entry, deleted ones included, in one pass over the bucket."""
+        info = await self.js.stream_info(self.stream)
+        if not info.state.messages:
+            return {}
+        subscription = await self.js.subscribe(
+            self.prefix + ">", ordered_consumer=True, deliver_policy=DeliverPolicy.LAST_PER_SUBJECT)
         entries = {}
         try:
-            async for entry in watcher:
-                if entry is None:  # nats-py's mark: the current values are all in
-                    break
-                entries[entry.key] = (entry.value or b"", entry.revision or 0)
+            while True:
+                msg = await subscription.next_msg(timeout=READ_TIMEOUT)
+                entries[msg.subject.removeprefix(self.prefix)] = _entry(msg.headers, msg.metadata.sequence.stream, msg.data)
+                if msg.metadata.num_pending == 0:
+                    return entries
         finally:
-            await watcher.stop()
-        return entries
+            await subscription.unsubscribe()
 
-    @staticmethod
-    async def _unless_changed(write: Awaitable[object]) -> bool:
-        """Whether ``write`` went through; a key changed since it was read is left as it is."""
-        try:
-            await write
-        except KeyWrongLastSequenceError:
-            return False
-        return True
+
+def _entry(headers: dict[str, str] | None, revision: int, data: bytes | None) -> Entry:
+    headers = headers or {}
+    deleted = headers.get(KV_OP) in (KV_DEL, KV_PURGE)
+    return Entry(int(headers.get(POSITION, 0)), revision, None if deleted else (data or b""))

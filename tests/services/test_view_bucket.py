@@ -1,17 +1,60 @@
-"""The KV mirror of the views catches up after a crash left it behind, and views behind it
-never roll it back (real NATS, real SQLite)."""
+"""The KV mirror of the views: every entry says which ledger position it reflects, so puts
+arriving out of order never roll a key back, and a bucket a crash left behind is reconciled
+with the views at start (real NATS, real SQLite)."""
 
 from __future__ import annotations
 
 import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import nats
+from nats.js.errors import KeyNotFoundError
+from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
 from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.read_models import ReadModelStore
-from athenaeum.services.view_bucket import MIRRORED, ViewBucket
+from athenaeum.services.view_bucket import POSITION, ViewBucket, bucket_of
+
+T = TypeVar("T")
+
+
+def with_bucket(url: str, scenario: Callable[[ViewBucket, KeyValue], Awaitable[T]]) -> T:
+    async def run() -> T:
+        nc = await nats.connect(url)
+        ledger = f"T{uuid.uuid4().hex[:8].upper()}"  # a bucket of its own: the server is shared
+        try:
+            bucket = await ViewBucket.open(nc, ledger)
+            return await scenario(bucket, await nc.jetstream().key_value(bucket_of(ledger)))
+        finally:
+            await nc.close()
+
+    return asyncio.run(run())
+
+
+async def contents(kv: KeyValue) -> dict[str, bytes]:
+    try:
+        keys = sorted(await kv.keys())
+    except nats.js.errors.NoKeysError:
+        return {}
+    return {key: (await kv.get(key)).value for key in keys}
+
+
+def test_puts_arriving_out_of_ledger_order_keep_the_newest(nats_server: NatsServer) -> None:
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], str]:
+        # Two replicas applied positions 10 and 11; the put of 11 arrived first.
+        await bucket.put(11, [Change("ratifications", "adr-7", {"status": "RATIFIED"}), Change("pending", "bob", None)])
+        await bucket.put(10, [Change("ratifications", "adr-7", {"status": "OPEN"}), Change("pending", "bob", {"items": [1]})])
+        await bucket.put(11, [Change("ratifications", "adr-7", {"status": "RATIFIED"})])  # both replicas put 11
+        raw = await bucket.js.get_msg(bucket.stream, subject=bucket.prefix + "ratifications.adr-7")
+        return await contents(kv), raw.headers[POSITION] + f"@{raw.seq}"
+
+    held, stamp = with_bucket(nats_server.url, scenario)
+    assert held == {"ratifications.adr-7": b'{"status":"RATIFIED"}'}  # bob's deletion at 11 holds too
+    assert stamp == "11@1"  # written once: the same position again is not a new revision
 
 
 def test_a_bucket_left_behind_is_reconciled_and_views_behind_it_leave_it_alone(
@@ -20,31 +63,21 @@ def test_a_bucket_left_behind_is_reconciled_and_views_behind_it_leave_it_alone(
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
     store.apply("views", 7, [Change("pending", "alice", {"items": [1]}), Change("fleet/quorum", "0000BEEF", {"s": 2})])
 
-    async def scenario() -> tuple[dict[str, bytes], dict[str, bytes]]:
-        nc = await nats.connect(nats_server.url)
-        try:
-            bucket = await ViewBucket.open(nc)
-
-            async def contents() -> dict[str, bytes]:
-                return {key: (await bucket.kv.get(key)).value for key in sorted(await bucket.kv.keys())}
-
-            # What a crash leaves: a change the views committed and the bucket never got, and a
-            # document the views removed.
-            await bucket.kv.put("pending.alice", b'{"items":[]}')
-            await bucket.kv.put("pending.gone", b"{}")
-            await bucket.catch_up(store, 7)
-            reconciled = await contents()
-            await bucket.mirrored(7)
-            await bucket.mirrored(5)  # a replica further behind, stopping later: the highest stays
-            await bucket.kv.put("pending.alice", b"written by a replica further on")
-            await bucket.catch_up(store, 5)  # views behind the bucket must not roll it back
-            return reconciled, await contents()
-        finally:
-            await nc.close()
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        # What a crash leaves: a change the views committed and the bucket never got, a
+        # document the views removed, and an entry from before entries said their position.
+        await bucket.put(5, [Change("pending", "alice", {"items": []}), Change("pending", "gone", {})])
+        await kv.put("pending.legacy", b"{}")
+        await bucket.catch_up(store, 7)
+        reconciled = await contents(kv)
+        # A replica further on wrote alice at 9; views still at 5 (rebuilding) must not roll it back.
+        await bucket.put(9, [Change("pending", "alice", {"items": [2]})])
+        await bucket.catch_up(ReadModelStore(str(tmp_path / "empty.sqlite")), 5)
+        return reconciled, await contents(kv)
 
     try:
-        reconciled, later = asyncio.run(scenario())
+        reconciled, later = with_bucket(nats_server.url, scenario)
     finally:
         store.close()
     assert reconciled == {"fleet/quorum/0000BEEF": b'{"s":2}', "pending.alice": b'{"items":[1]}'}
-    assert later == {MIRRORED: b"7", "fleet/quorum/0000BEEF": b'{"s":2}', "pending.alice": b"written by a replica further on"}
+    assert later == {"fleet/quorum/0000BEEF": b'{"s":2}', "pending.alice": b'{"items":[2]}'}
