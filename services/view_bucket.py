@@ -73,10 +73,11 @@ class ViewBucket:
         return cls(js, bucket, asyncio.get_running_loop())
 
     async def put(self, position: int, changes: Sequence[Change]) -> None:
-        """Write the changes the event at ``position`` made."""
-        for change in changes:
-            value = None if change.document is None else msgspec.json.encode(change.document)
-            await self.write(kv_key(change.view, change.key), value, position)
+        """Write the changes the event at ``position`` made (each to a key of its own, so at once)."""
+        await asyncio.gather(*(
+            self.write(kv_key(change.view, change.key), None if change.document is None else msgspec.json.encode(change.document),
+                       position)
+            for change in changes))
 
     def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
         """For the projector's thread: waits, so one projector's puts keep ledger order."""
