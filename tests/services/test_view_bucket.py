@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TypeVar
 
 import nats
-from nats.js.errors import KeyNotFoundError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
