@@ -10,7 +10,8 @@ from pathlib import Path
 import nats
 import pytest
 
-from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port, process_running
+from athenaeum.services.nats_binary import NatsServerError
+from athenaeum.services.nats_server import NatsServer, free_port, process_running
 
 
 async def jetstream_answers(url: str) -> bool:

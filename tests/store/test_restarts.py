@@ -14,7 +14,8 @@ from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
-from athenaeum.services.nats_server import NatsServer, NatsServerError, free_port, require_version
+from athenaeum.services.nats_binary import NatsServerError, require_version
+from athenaeum.services.nats_server import NatsServer, free_port
 from tests.conftest import new_stream_name
 
 
