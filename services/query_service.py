@@ -38,6 +38,21 @@ from athenaeum.services.command_handler import Activity
 from athenaeum.services.command_service import concurrently
 from athenaeum.services.page_queries import consensus_block, page_document
 from athenaeum.services.projection import ProjectionRunner
+from athenaeum.services.queries import (
+    Answer,
+    Check,
+    ListTasks,
+    Query,
+    RenderRatification,
+    ShowA2ATask,
+    ShowPage,
+    ShowProposal,
+    ShowRatification,
+    ShowTask,
+    ShowThread,
+    TaskAddendum,
+    TaskReviews,
+)
 from athenaeum.services.replies import malformed
 
 QUERY_PREFIX = "athenaeum.query"
@@ -53,64 +68,6 @@ class Reads:
     humans: frozenset[str]
     clock: Callable[[], datetime]
     activity: Callable[[], Activity]
-
-
-class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    after: int | None = None
-
-
-class ShowRatification(Query, frozen=True):
-    topic: str
-
-
-class RenderRatification(Query, frozen=True):
-    topic: str
-    record: str
-
-
-class ShowProposal(Query, frozen=True):
-    proposal_id: str
-
-
-class ShowThread(Query, frozen=True):
-    slug: str
-
-
-class ShowPage(Query, frozen=True):
-    page: str
-
-
-class Check(Query, frozen=True):
-    agent: str
-
-
-class ShowTask(Query, frozen=True):
-    task_id: int
-    project_id: str | None = None  # when given, a task of another project is not found
-
-
-class ListTasks(Query, frozen=True):
-    project_id: str
-    status: str | None = None  # only the tasks in this status (``arbitrating``: an arbitrator's work)
-
-
-class TaskReviews(ShowTask, frozen=True, kw_only=True):
-    cycle: int
-
-
-class TaskAddendum(ShowTask, frozen=True, kw_only=True):
-    trigger: str
-
-
-class ShowA2ATask(Query, frozen=True):
-    task_id: str
-
-
-class Answer(msgspec.Struct, omit_defaults=True):
-    ok: bool
-    position: int | None = None
-    result: Any = None
-    error: dict[str, Any] | None = None
 
 
 def show_ratification(reads: Reads, query: ShowRatification) -> Answer:

@@ -1,0 +1,66 @@
+"""The queries the query service answers, as they arrive on ``athenaeum.query.<name>``, and
+the answer every one of them gets. Unknown fields are refused, so a misspelt one is named."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    after: int | None = None
+
+
+class ShowRatification(Query, frozen=True):
+    topic: str
+
+
+class RenderRatification(Query, frozen=True):
+    topic: str
+    record: str
+
+
+class ShowProposal(Query, frozen=True):
+    proposal_id: str
+
+
+class ShowThread(Query, frozen=True):
+    slug: str
+
+
+class ShowPage(Query, frozen=True):
+    page: str
+
+
+class Check(Query, frozen=True):
+    agent: str
+
+
+class ShowTask(Query, frozen=True):
+    task_id: int
+    project_id: str | None = None  # when given, a task of another project is not found
+
+
+class ListTasks(Query, frozen=True):
+    project_id: str
+    status: str | None = None  # only the tasks in this status (``arbitrating``: an arbitrator's work)
+
+
+class TaskReviews(ShowTask, frozen=True, kw_only=True):
+    cycle: int
+
+
+class TaskAddendum(ShowTask, frozen=True, kw_only=True):
+    trigger: str
+
+
+class ShowA2ATask(Query, frozen=True):
+    task_id: str
+
+
+class Answer(msgspec.Struct, omit_defaults=True):
+    ok: bool
+    position: int | None = None
+    result: Any = None
+    error: dict[str, Any] | None = None
