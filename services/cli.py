@@ -20,9 +20,10 @@ from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
 from athenaeum.services import cli_audit, cli_page, cli_quorum, cli_ratify, cli_task, cli_thread
-from athenaeum.services.cli_args import UsageError, duration
+from athenaeum.services.cli_args import UsageError, agent, duration, slugs
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.demo import run_demo
+from athenaeum.services.nats_binary import NatsServerError
 from athenaeum.services.replies import Reply, encode
 from athenaeum.services.routes import ROUTES
 from athenaeum.services.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
@@ -35,9 +36,11 @@ SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.S
 
 
 def build_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
-    common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL)")
+    place = argparse.ArgumentParser(add_help=False)
+    place.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
+    common = argparse.ArgumentParser(add_help=False, parents=[place])
+    common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL, "
+                                       "else nats://127.0.0.1:4222)")
     common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"), help="who acts ($ATHENAEUM_AGENT)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -48,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"athenaeum {metadata.version('athenaeum')}")
     subparsers = parser.add_subparsers(dest="family", metavar="COMMAND")
 
-    run = subparsers.add_parser("serve", parents=[common], help="run the ledger: NATS and all services")
+    run = subparsers.add_parser("serve", parents=[place], help="run the ledger: NATS and all services")
+    run.add_argument("--nats", help="use this NATS server or cluster (URL[,URL...]) instead of an embedded one")
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
                      help="human principals: a,b (default $ATHENAEUM_HUMANS)")
@@ -70,6 +74,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # A reader that stopped early (``| head``) is no error; the output left unflushed
+        # goes nowhere, so the interpreter's exit does not complain of the pipe either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return DONE
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.family is None:
@@ -81,10 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.family == "schema":
         print(msgspec.json.encode(schema()).decode())
         return DONE
-    data_dir = args.data_dir or default_data_dir()
+    data_dir = getattr(args, "data_dir", None) or default_data_dir()
     if args.family == "serve":
-        humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
         try:
+            humans = slugs(args.humans, "--humans")
             services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
             if not services or services - SERVICES:
                 parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
@@ -109,10 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         except ValueError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return USAGE
-        except OperationalError as error:  # NATS or PostgreSQL: the message names which
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return UNREACHABLE
-        except OSError as error:
+        # NATS, its embedded server or the read models: the message names which.
+        except (OperationalError, ProgrammingError, NatsServerError, OSError) as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         return DONE
@@ -123,8 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         except UsageError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return USAGE
-        except OperationalError as error:
-            print(f"athenaeum: cannot reach NATS: {error}", file=sys.stderr)
+        except OperationalError as error:  # NATS or the read models: the message names which
+            print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         except ProgrammingError as error:  # no such stream, or a server too old
             print(f"athenaeum: cannot read the ledger: {error}", file=sys.stderr)
@@ -134,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         # Reading needs no identity, except to ask what waits on oneself.
         if not args.actor and (query is None or args.family == "check"):
             parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
+        if args.actor:
+            agent(args.actor, "--as")
         command = None if query else FAMILIES[args.family].command_from(args)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)

@@ -26,6 +26,28 @@ def agents(text: str) -> list[str]:
     return [agent.strip() for agent in text.split(",") if agent.strip()]
 
 
+def agent(name: str, option: str) -> str:
+    """An agent's name, which is a slug."""
+    if not rules.SLUG.fullmatch(name):
+        raise UsageError(f"{option}: {name!r} is not an agent's name, a slug (lowercase letters, digits, hyphens)")
+    return name
+
+
+def slugs(text: str, option: str) -> frozenset[str]:
+    """``a,b,c`` of agents' names, blanks dropped."""
+    return frozenset(agent(name, option) for name in agents(text))
+
+
+def within(text: str | None, option: str) -> str | None:
+    """A duration checked here and sent as written: the service counts it from its own clock."""
+    if text is not None:
+        try:
+            rules.duration(text, option)
+        except RuleViolation as error:
+            raise UsageError(str(error)) from None
+    return text
+
+
 def duration(text: str, option: str) -> timedelta:
     """``72h``, ``14d``, ``30m``, ``45s``, zero, or negative (``-61d``): a clock's shift."""
     sign, body = (-1, text[1:]) if text.startswith("-") else (1, text)

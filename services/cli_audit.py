@@ -16,7 +16,7 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services import ledger_export
 from athenaeum.services.audit import Audit, Report
-from athenaeum.services.cli_args import UsageError
+from athenaeum.services.cli_args import UsageError, slugs
 from athenaeum.services.read_models import ReadModelStore
 
 NAMES = ("audit", "replay", "export", "verify-export")
@@ -26,20 +26,22 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     audit = subparsers.add_parser("audit", parents=[common], help="replay the ledger and check it against the rules")
     audit.add_argument("--until", help="a position, or an ISO 8601 time")
     audit.add_argument("--family", dest="only_family", choices=["ratification", "quorum", "thread", "page", "task", "fleet", "ledger",
-                                            "views"])
+                                            "views"], help="report only this family's findings (the whole ledger is replayed)")
     audit.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
-                       help="the deployment's human principals (as serve's --humans)")
+                       help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
     audit.add_argument("--read-models", help="the live views to compare (default: the data dir's SQLite)")
 
     replay = subparsers.add_parser("replay", parents=[common], help="write every aggregate's records as of a point")
     replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
-    replay.add_argument("--out", required=True, type=Path)
-    replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""))
+    replay.add_argument("--out", required=True, type=Path, help="a new or empty directory for the records")
+    replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
+                        help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
 
     export = subparsers.add_parser("export", parents=[common], help="the ledger as JSON Lines, on stdout")
     export.add_argument("--since", type=int, default=1, help="the first position to export")
     export.add_argument("--until", help="a position, or an ISO 8601 time")
 
+    # It reads a file and nothing else, but takes the flags every verb takes, for scripts.
     verify = subparsers.add_parser("verify-export", parents=[common], help="check an export against its checkpoints, offline")
     verify.add_argument("file", type=Path)
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
             for line in ledger_export.export(app, since=args.since, until=position, until_time=moment):
                 sys.stdout.buffer.write(line)
             return 0
-        humans = frozenset(h.strip() for h in args.humans.split(",") if h.strip())
+        humans = slugs(args.humans, "--humans")
         if args.family == "replay":
             from athenaeum.services.replay import replay
 
@@ -108,10 +110,13 @@ def _ledger(url: str | None) -> Iterator[AthenaeumApplication]:
 
 
 def _live_views(url: str | None, data_dir: Path) -> ReadModelStore | None:
-    if url:
-        return ReadModelStore(url)
     default = data_dir / "views.sqlite"
-    return ReadModelStore(str(default)) if default.exists() else None
+    if not url and not default.exists():
+        return None
+    try:
+        return ReadModelStore(url or str(default), create=False)
+    except ValueError as error:
+        raise UsageError(f"--read-models: {error}") from error
 
 
 def _progress():  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
 from athenaeum.events.quorum import CoordinatorDecision, Preset
 from athenaeum.events.quorum_commands import AckProposal, BreakTie, NackProposal, OverrideProposal, ProposeQuorum
-from athenaeum.services.cli_args import UsageError, agents, moment
+from athenaeum.services.cli_args import UsageError, agents, moment, within
 
 _DECISIONS = [decision.value for decision in CoordinatorDecision]
 _THRESHOLD = re.compile(r"([0-9]+)(?:/([0-9]+))?")
@@ -25,14 +25,15 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     propose = verbs.add_parser("propose", parents=[common], help="put a proposal to an electorate")
     propose.add_argument("--text", required=True)
     propose.add_argument("--electorate", required=True, help="a,b,c")
-    propose.add_argument("--threshold", help="K, or K/N with N the electorate's size")
-    propose.add_argument("--preset", choices=[p.value for p in Preset], help="advisory 5/9, blocking 7/9, scaled")
+    propose.add_argument("--threshold", help="K, or K/N with N the electorate's size (this or --preset is needed)")
+    propose.add_argument("--preset", choices=[p.value for p in Preset],
+                         help="advisory 5/9, blocking 7/9, scaled to the electorate (--threshold wins over it)")
     deadline = propose.add_mutually_exclusive_group()
     deadline.add_argument("--deadline", help="ISO 8601 time (default: in 24h)")
     deadline.add_argument("--deadline-in", help="e.g. 24h, 2d, 30m")
     propose.add_argument("--veto", action="store_true", help="any NACK rejects (emergency veto)")
     propose.add_argument("--coordinator", help="breaks ties, may veto and override")
-    propose.add_argument("--id", dest="proposal_id", help="8 uppercase hex characters (default: generated)")
+    propose.add_argument("--id", dest="proposal_id", type=str.upper, help="8 hex characters, any case (default: generated)")
 
     ack = verbs.add_parser("ack", parents=[common], help="ACK a proposal")
     ack.add_argument("proposal_id", metavar="ID", type=str.upper)
@@ -69,7 +70,7 @@ def command_from(args: argparse.Namespace) -> Command:
                 total=total,
                 preset=Preset(args.preset) if args.preset else None,
                 deadline=moment(args.deadline, "--deadline"),
-                deadline_in=args.deadline_in,  # from the service's clock, not this machine's
+                deadline_in=within(args.deadline_in, "--deadline-in"),  # from the service's clock, not this machine's
                 veto_on_nack=args.veto,
                 coordinator=args.coordinator,
                 proposal_id=args.proposal_id,

@@ -14,7 +14,7 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
-from athenaeum.services.cli_args import UsageError, agents, moment, read_text
+from athenaeum.services.cli_args import UsageError, agents, moment, read_text, within
 
 
 NAMES = ("ratify",)
@@ -32,7 +32,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     source.add_argument("--text", help="the artifact inline")
     init.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.STANDARD.value)
     window = init.add_mutually_exclusive_group()
-    window.add_argument("--expires-in", help="e.g. 72h, 14d, 30m")
+    window.add_argument("--expires-in", help="e.g. 72h, 14d, 30m (default 72h)")
     window.add_argument("--expires-at", help="ISO 8601 time")
     init.add_argument("--supersedes")
     init.add_argument("--sha256", help="fail unless the artifact has this SHA-256")
@@ -76,7 +76,7 @@ def command_from(args: argparse.Namespace) -> Command:
                 artifact=artifact,
                 mode=Mode(args.mode),
                 expires_at=moment(args.expires_at, "--expires-at"),
-                expires_in=args.expires_in,  # from the service's clock, not this machine's
+                expires_in=within(args.expires_in, "--expires-in"),  # from the service's clock, not this machine's
                 sha256=args.sha256,
                 artifact_origin=str(args.artifact) if args.artifact else "inline",
                 supersedes=args.supersedes,

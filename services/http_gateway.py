@@ -129,7 +129,7 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
         path = request.url.path
         message = f"no route for {request.method} {path}; the routes are in /openapi.json"
         if path.startswith("/tasks/"):
-            message += " (task ids are integers)"
+            message += " (task ids and review cycles are integers)"
     body = msgspec.json.encode({"ok": False, "error": {"code": code, "message": message}})
     return Response(body, status_code=error.status_code, media_type=MediaType.JSON)
 

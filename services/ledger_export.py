@@ -24,8 +24,8 @@ _CHECKPOINT = LedgerCheckpoint.__struct_config__.tag  # type: ignore[attr-define
 
 def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
            until_time: datetime | None = None) -> Iterator[bytes]:
-    """The lines of an export; the first one says where it starts and the digest before it.
-    A command is atomic: one whose first event is within ``until`` goes out whole."""
+    """The lines of an export; the first one says where it starts and the digest before it, the
+    last one the digest at its end. A command is atomic: one whose first event is within ``until`` goes out whole."""
     digest = Digest()
     start = 1
     header_sent = False
@@ -63,12 +63,15 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
         start = batch[-1].id + 1
     if not header_sent:
         yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
+    # An export cut short (a transfer broken off, ``head``) ends without this line.
+    yield _line({"end": {"count": digest.count, "sha256": digest.sha256}})
 
 
 def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     """Findings for the export's lines, and how many events they hold."""
     findings: list[Finding] = []
     digest: Digest | None = None
+    end: Digest | None = None
     digests: dict[int, tuple[str, int]] = {}
     events = checkpoints = 0
     previous = 0
@@ -77,8 +80,11 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             continue
         try:
             line: dict[str, Any] = msgspec.json.decode(raw)
-            if "export" in line:
-                digest = Digest(line["export"]["sha256"], line["export"]["count"], 0)
+            if digest is None and "export" in line:
+                digest = Digest(str(line["export"]["sha256"]), int(line["export"]["count"]), 0)
+                continue
+            if digest is not None and end is None and "end" in line:
+                end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
                 continue
             position, tag = int(line["position"]), str(line["tag"])
             payload = str(line["payload"]).encode()
@@ -87,7 +93,12 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None, f"not an export line: {error}"))
             continue
         if digest is None:
+            findings.append(Finding("HARD", "no_start", "export", f"line {number}", None,
+                                    "the export does not begin with its export line"))
             digest = Digest()
+        if end is not None:
+            findings.append(Finding("HARD", "after_end", "export", originator_id, position,
+                                    f"line {number} comes after the export's end line"))
         if position <= previous:
             findings.append(Finding("HARD", "out_of_order", "export", originator_id, position,
                                     f"line {number}: position {position} does not follow {previous}"))
@@ -113,9 +124,24 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
                                         f"the lines before this checkpoint (the first {checkpoint.count} events) do "
                                         "not give its digest: an earlier line was changed, removed or added"))
             digests = {count: value for count, value in digests.items() if count > checkpoint.count}
+    findings += _ending(digest, end)
     if checkpoints == 0 and events:
         findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
     return findings, events
+
+
+def _ending(digest: Digest | None, end: Digest | None) -> list[Finding]:
+    """What the export's first and last lines say of it as a whole."""
+    if digest is None:
+        return [Finding("HARD", "no_start", "export", "*", None, "not an export: there is no export line")]
+    if end is None:
+        return [Finding("HARD", "truncated", "export", "*", None,
+                        "the export has no end line: it was cut short, or the end line was removed")]
+    if (end.count, end.sha256) != (digest.count, digest.sha256):
+        return [Finding("HARD", "end_mismatch", "export", "*", None,
+                        f"the lines give {digest.count} events and a digest other than the end line's "
+                        f"({end.count} events): a line was changed, removed or added")]
+    return []
 
 
 def _decoded(payload: bytes) -> dict[str, Any] | None:

@@ -75,6 +75,9 @@ def show_ratification(reads: Reads, query: ShowRatification) -> Answer:
 
 
 def render_ratification(reads: Reads, query: RenderRatification) -> Answer:
+    if query.record not in ratification_records.RECORDS:
+        return Answer(ok=False, error={"code": "invalid", "field": "render", "message": (
+            f"no record {query.record!r}; choose from {', '.join(ratification_records.RECORDS)}")})
     events = list(reads.runner.app.events.get(query.topic))
     if not events:
         return _not_found(f"no ratification {query.topic!r}", "topic")
@@ -86,7 +89,8 @@ def render_ratification(reads: Reads, query: RenderRatification) -> Answer:
 
 
 def show_proposal(reads: Reads, query: ShowProposal) -> Answer:
-    return _document(reads, quorum_status.VIEW, query.proposal_id, f"proposal {query.proposal_id!r}", "proposal_id")
+    proposal_id = query.proposal_id.upper()  # hex, in any case, as the CLI takes it
+    return _document(reads, quorum_status.VIEW, proposal_id, f"proposal {proposal_id!r}", "proposal_id")
 
 
 def announce_proposal(reads: Reads, query: ShowProposal) -> Answer:

@@ -21,13 +21,16 @@ _SCHEMA = (
     "document TEXT NOT NULL, PRIMARY KEY (view, key))",
     "CREATE TABLE IF NOT EXISTS athenaeum_positions (projection TEXT PRIMARY KEY, position BIGINT NOT NULL)",
 )
+_PROBES = ("SELECT 1 FROM athenaeum_views LIMIT 1", "SELECT 1 FROM athenaeum_positions LIMIT 1")
 
 
 class _SQLite:
     marker = "?"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, create: bool) -> None:
         path = Path(url.removeprefix("sqlite:///"))
+        if not create and not path.is_file():
+            raise OperationalError(f"there are no read models at {path}")
         path.parent.mkdir(parents=True, exist_ok=True)
         self.connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.connection.execute("PRAGMA journal_mode=WAL")
@@ -70,15 +73,24 @@ class _PostgreSQL:
 class ReadModelStore:
     """Documents by (view, key) and, per projection, the last stream position applied."""
 
-    def __init__(self, url: str, schema: str | None = None) -> None:
+    def __init__(self, url: str, schema: str | None = None, *, create: bool = True) -> None:
+        """``url``: ``postgresql://...``, ``sqlite:///path`` or a file path. ``create=False``
+        (a reader, like the audit) refuses a store without the tables rather than make them."""
         self.url = url
         self.schema = schema
         self._lock = threading.Lock()
-        postgres = url.startswith(("postgresql://", "postgres://"))
-        self._database = _PostgreSQL(url, schema) if postgres else _SQLite(url)
-        with self._transaction() as cursor:
-            for statement in _SCHEMA:
-                cursor.execute(statement)
+        scheme = url.partition("://")[0] if "://" in url else ""
+        if scheme not in ("", "sqlite", "postgresql", "postgres"):
+            raise ValueError(f"read models: {url!r} is neither postgresql://... nor sqlite:///PATH nor a file path")
+        self._database = _SQLite(url, create) if scheme in ("", "sqlite") else _PostgreSQL(url, schema)
+        try:
+            with self._transaction() as cursor:
+                for statement in _SCHEMA if create else _PROBES:
+                    cursor.execute(statement)
+        except Exception as error:  # sqlite3.Error, psycopg.Error: not a store to use
+            self.close()
+            doing = "prepare" if create else "read"
+            raise OperationalError(f"cannot {doing} the read models at {url}: {error}") from error
 
     @contextmanager
     def _transaction(self) -> Iterator[Any]:

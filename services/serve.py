@@ -62,6 +62,8 @@ class ServeOptions:
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
     """Run until SIGINT/SIGTERM (or ``stop``); print the ready line and write serve.json
     once ready (and set ``ready``)."""
+    if options.data_dir.exists() and not options.data_dir.is_dir():
+        raise ValueError(f"--data-dir: {options.data_dir} is not a directory")
     options.data_dir.mkdir(parents=True, exist_ok=True)
     # One serve per data directory, whatever path names it; the lock goes with the process.
     if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:

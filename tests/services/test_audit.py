@@ -210,6 +210,18 @@ def test_an_export_missing_lines_fails_verification_however_many(ledger: Served,
         assert json.loads(verified.stdout)["findings"][0]["code"] == "checkpoint_mismatch"
 
 
+def test_an_export_cut_short_or_not_an_export_fails_verification(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    cases = {"truncated": lines[:-3], "no_start": [], "end_mismatch": lines[:3] + lines[4:]}
+    for expected, kept in cases.items():
+        path = tmp_path / f"{expected}.jsonl"
+        path.write_text("".join(line + "\n" for line in kept))
+        verified = ledger.run("verify-export", str(path), "--json")
+        assert verified.returncode == 1, expected
+        assert expected in [finding["code"] for finding in json.loads(verified.stdout)["findings"]]
+
+
 def test_an_audit_as_of_a_position_inside_a_command_takes_the_command_whole(ledger: Served) -> None:
     history(ledger)
     lines = [json.loads(line) for line in ledger.run("export").stdout.splitlines()]

@@ -48,7 +48,10 @@ def test_bad_arguments_exit_two_and_send_nothing(served: Served) -> None:
     bad = served.run("ratify", "vote", "adr-5", "--sha256", SHA, "--dissent", "--atom", "no separators")
     assert bad.returncode == 2 and "SECTION::ANCHOR::OBJECTION" in bad.stderr
     now = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, "--expires-in", "0s", "--json")
-    assert now.returncode == 1 and json.loads(now.stdout)["error"]["field"] == "expires_in"
+    assert now.returncode == 2 and "--expires-in: '0s' is not a duration above zero" in now.stderr
+    stranger = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, actor="Not A Slug")
+    assert stranger.returncode == 2 and "--as: 'Not A Slug' is not an agent's name" in stranger.stderr
+    assert served.run("ratify", "show", "adr-5").returncode == 1  # nothing was sent
 
 
 def test_reading_needs_no_identity_but_check_and_commands_do(served: Served) -> None:

@@ -88,7 +88,7 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
 def test_a_path_that_names_no_route_says_so(http: httpx.Client) -> None:
     task = http.get("/tasks/abc")
     assert task.status_code == 404 and task.json()["error"] == {
-        "code": "not_found", "message": "no route for GET /tasks/abc; the routes are in /openapi.json (task ids are integers)"}
+        "code": "not_found", "message": "no route for GET /tasks/abc; the routes are in /openapi.json (task ids and review cycles are integers)"}
     assert "no route for POST /nowhere" in http.post("/nowhere").json()["error"]["message"]
 
 
