@@ -23,7 +23,7 @@ from eventsourcing.persistence import OperationalError, ProgrammingError
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
-from athenaeum.services.jetstream.messages import Outgoing, Stored, stored
+from athenaeum.services.jetstream.messages import Outgoing, Stored, stored, stored_from_api
 from athenaeum.services.jetstream.reads import MAX_BATCH_BYTES, ReadReplies
 from athenaeum.services.nats_binary import NatsServerError, require_version
 
@@ -39,10 +39,14 @@ BATCH_REFUSED = frozenset({10176, 10210})
 BATCH_RETRY_WAITS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 STREAM_NOT_FOUND = 10059
 STREAM_NAME_IN_USE = 10058
+NO_MESSAGE_FOUND = 10037
+STREAM_INFO_ATTEMPTS = 3
+# A replica behind the message a read must include catches up within milliseconds.
+CATCH_UP_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 log = logging.getLogger(__name__)
 _CONNECTION_ERRORS = (nats.errors.Error, OSError)
-DIRECT_GET_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
+NO_RESPONDERS_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 
 
 class WrongLastSequence(Exception):
@@ -139,11 +143,11 @@ class JetStreamClient:
             except asyncio.TimeoutError:
                 raise OperationalError(f"{doing}: not connected to NATS for {self.timeout}s") from None
 
-    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> None:
+    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> int:
         """Create the stream unless it exists (or, with ``create=False``, refuse a missing one);
-        an existing one must allow what we rely on."""
+        an existing one must allow what we rely on. Returns its number of replicas."""
         name = config["name"]
-        info = await self._api(f"STREAM.INFO.{name}", b"")
+        info = await self._stream_info_patiently(str(name))
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND and not create:
             raise ProgrammingError(f"there is no stream {name} to read: is ATHENAEUM_STREAM right?")
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND:
@@ -156,6 +160,17 @@ class JetStreamClient:
         for option in ("allow_atomic", "allow_direct", "deny_delete", "deny_purge"):
             if config.get(option) and not existing.get(option):
                 raise ProgrammingError(f"stream {name} exists without {option}: Athenaeum needs it")
+        return int(existing.get("num_replicas") or 1)
+
+    async def _stream_info_patiently(self, name: str) -> dict:
+        # A cluster busy placing a stream others are creating at the same moment may let an
+        # info request time out: ask again, within a bound.
+        for _ in range(STREAM_INFO_ATTEMPTS - 1):
+            try:
+                return await self._api(f"STREAM.INFO.{name}", b"")
+            except OperationalError as error:
+                log.info("stream info for %s: %s; asking again", name, error)
+        return await self._api(f"STREAM.INFO.{name}", b"")
 
     async def append(self, messages: Sequence[Outgoing]) -> int:
         """Store ``messages`` atomically; return the stream sequence of the last one."""
@@ -209,11 +224,23 @@ class JetStreamClient:
         commit = {"Nats-Batch-Id": batch_id, "Nats-Batch-Sequence": str(len(messages)), "Nats-Batch-Commit": "1"}
         return await self._request(last.subject, last.payload, last.headers | commit)
 
-    async def read(self, stream: str, subject: str, start: int, limit: int) -> tuple[list[Stored], bool]:
-        """Up to ``limit`` messages on ``subject`` from sequence ``start``.
+    async def read(self, stream: str, subject: str, start: int, limit: int, through: int = 0) -> tuple[list[Stored], bool]:
+        """Up to ``limit`` messages on ``subject`` from sequence ``start``, and whether more may
+        follow. ``through``: a sequence on ``subject`` known to be stored; any replica may answer
+        a direct get, and one that has yet to apply it is read again until it has."""
+        messages, more = await self._read(stream, subject, start, limit)
+        waits = iter(CATCH_UP_WAITS)
+        while not more and len(messages) < limit and (messages[-1].seq if messages else start - 1) < through:
+            wait = next(waits, None)
+            if wait is None:
+                raise OperationalError(f"the replicas answering reads of {stream} stayed behind sequence {through}")
+            await asyncio.sleep(wait)
+            after = messages[-1].seq + 1 if messages else start
+            newer, more = await self._read(stream, subject, after, limit - len(messages))
+            messages += newer
+        return messages, more
 
-        Returns the messages and whether more may follow.
-        """
+    async def _read(self, stream: str, subject: str, start: int, limit: int) -> tuple[list[Stored], bool]:
         start = max(start, 1)
         request = {"seq": start, "batch": limit, "max_bytes": MAX_BATCH_BYTES, "next_by_subj": subject}
         reply = None
@@ -246,6 +273,17 @@ class JetStreamClient:
             raise OperationalError(f"direct get on {stream} failed: {msg.headers}")
         return stored(msg)
 
+    async def leader_last(self, stream: str, subject: str) -> Stored | None:
+        """As ``last``, answered by the stream's leader, which has every acknowledged message
+        (a direct get may be answered by a replica still applying the latest ones)."""
+        reply = await self._api(f"STREAM.MSG.GET.{stream}", msgspec.json.encode({"last_by_subj": subject}))
+        error = reply.get("error")
+        if error is not None:
+            if error.get("err_code") == NO_MESSAGE_FOUND:
+                return None
+            raise OperationalError(f"reading the last message of {subject} from {stream}: {error.get('description')}")
+        return stored_from_api(reply["message"])
+
     async def stream_info(self, stream: str) -> dict:
         return await self._api(f"STREAM.INFO.{stream}", b"")
 
@@ -255,9 +293,9 @@ class JetStreamClient:
 
     async def _request(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
         # A stream just created, replicated above all, answers direct gets only once its
-        # replicas are up: a bounded wait for them, not an error.
-        waits = DIRECT_GET_WAITS if subject.startswith("$JS.API.DIRECT.GET.") else ()
-        for wait in waits:
+        # replicas are up, and publishes only once every node knows its subjects: a bounded
+        # wait for them, not an error. Nothing answered, so nothing was stored.
+        for wait in NO_RESPONDERS_WAITS:
             try:
                 return await self._ask(subject, payload, headers)
             except NothingAnswers:

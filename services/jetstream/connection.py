@@ -23,7 +23,7 @@ class Connection:
         except BaseException:
             self._loop.close()
             raise
-        self._ensured: set[str] = set()
+        self._replicas: dict[str, int] = {}  # of the streams known to exist
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._loop.loop.is_closed():
@@ -31,11 +31,12 @@ class Connection:
             raise ProgrammingError("this JetStream infrastructure factory is closed")
         return self._loop.run(coroutine)
 
-    def ensure_stream(self, config: dict[str, object], create: bool = True) -> None:
+    def ensure_stream(self, config: dict[str, object], create: bool = True) -> int:
+        """The stream's number of replicas, once it is known to exist as Athenaeum needs it."""
         name = str(config["name"])
-        if name not in self._ensured:
-            self.run(self.client.ensure_stream(config, create))
-            self._ensured.add(name)
+        if name not in self._replicas:
+            self._replicas[name] = self.run(self.client.ensure_stream(config, create))
+        return self._replicas[name]
 
     def close(self) -> None:
         if self._loop.running:

@@ -54,13 +54,19 @@ class CommandAlreadyApplied(IntegrityError):
 
 
 class StreamLog:
-    def __init__(self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None) -> None:
-        """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise."""
+    def __init__(
+        self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None, replicated: bool = False
+    ) -> None:
+        """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise.
+        ``replicated``: the stream has replicas, any of which may answer a direct get before it
+        applied the latest messages; reads then make sure they include what was acknowledged."""
         self.client = client
         self.stream = stream
         self.subjects = StreamSubjects(stream)
         self.positions = Positions()
         self.events_log = events_log
+        self.replicated = replicated
+        self.appended = 0  # the last event sequence this log appended: reads include it
 
     async def append(
         self,
@@ -99,6 +105,7 @@ class StreamLog:
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages[: len(messages) - (command is not None)]):
                 self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
+            self.appended = max(self.appended, first_seq + len(events) - 1)
             return list(range(first_seq, first_seq + len(events)))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
@@ -139,7 +146,7 @@ class StreamLog:
 
     async def applied(self, command_id: str) -> Stored | None:
         """The marker of ``command_id`` if that command was applied."""
-        return await self.client.last(self.stream, self.subjects.command(command_id))
+        return await self._last(self.subjects.command(command_id))
 
     def _event_sequence(self, snapshot: StoredEvent) -> int | None:
         if self.events_log is None:
@@ -163,8 +170,14 @@ class StreamLog:
             await asyncio.gather(*map(self._fetch_head, unknown))
         return {subject: None if subject in presumed_new else known.get(subject) for subject in involved}
 
+    async def _last(self, subject: str) -> Stored | None:
+        """The last message on ``subject``: from the leader of a replicated stream."""
+        if self.replicated:
+            return await self.client.leader_last(self.stream, subject)
+        return await self.client.last(self.stream, subject)
+
     async def _fetch_head(self, subject: str) -> Head | None:
-        last = await self.client.last(self.stream, subject)
+        last = await self._last(subject)
         if last is None:
             return None
         head = Head.of(last)
@@ -181,7 +194,7 @@ class StreamLog:
     ) -> list[StoredEvent]:
         subject = self.subjects.aggregate(originator_id)
         if desc and limit == 1 and lte is None:
-            last = await self.client.last(self.stream, subject)
+            last = await self._last(subject)
             found = [last] if last is not None and (gt is None or Head.of(last).position > gt) else []
             return [self._stored_event(originator_id, message) for message in found]
         if gt is not None and lte is None and not desc and (head := self.positions.heads.get(subject)):
@@ -189,10 +202,12 @@ class StreamLog:
                 return [self._stored_event(originator_id, message) for message in newer]
         start = self.positions.start_after(subject, gt)
         bounded = limit is not None and not desc
+        # Whatever was acknowledged on the subject when the read began is in it.
+        newest = await self._last(subject) if self.replicated else None
         selected: list[StoredEvent] = []
         while True:
             batch = min(READ_BATCH, limit - len(selected)) if bounded and limit else READ_BATCH
-            messages, more = await self.client.read(self.stream, subject, start, batch)
+            messages, more = await self.client.read(self.stream, subject, start, batch, newest.seq if newest else 0)
             for message in messages:
                 version = Head.of(message).position
                 self.positions.sequences.put((subject, version), message.seq)
@@ -217,7 +232,7 @@ class StreamLog:
         cached (by this process or another). A read from ``version`` would make the server scan
         the stream after it (over a millisecond in a big stream; the probe is a tenth of that).
         None: read on."""
-        last = await self.client.last(self.stream, subject)
+        last = await self._last(subject)
         if last is None or last.seq < head.seq:
             return None  # not the stream this log wrote and read: the full read will tell
         newest = Head.of(last)
@@ -249,10 +264,13 @@ class StreamLog:
     ) -> list[Notification]:
         first = 1 if start is None else (start if inclusive_of_start else start + 1)
         wanted = frozenset(topics)
+        through = 0  # a replica behind this log's own appends is read again until it has them
+        if self.replicated:
+            through = self.appended if stop is None else min(self.appended, stop)
         selected: list[Notification] = []
         while len(selected) < limit and (stop is None or first <= stop):
             batch = READ_BATCH if wanted else min(READ_BATCH, limit - len(selected))
-            messages, more = await self.client.read(self.stream, self.subjects.events, first, batch)
+            messages, more = await self.client.read(self.stream, self.subjects.events, first, batch, through)
             for message in messages:
                 if stop is not None and message.seq > stop:
                     more = False
@@ -285,7 +303,7 @@ class StreamLog:
                                 state=message.payload)
 
     async def max_notification_id(self) -> int | None:
-        last = await self.client.last(self.stream, self.subjects.events)
+        last = await self._last(self.subjects.events)
         return None if last is None else last.seq
 
     async def max_tracking_id(self, application_name: str) -> int | None:

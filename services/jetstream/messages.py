@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 from nats.aio.msg import Msg
 
@@ -35,3 +37,23 @@ def stored(msg: Msg) -> Stored:
         payload=msg.data,
         headers=headers,
     )
+
+
+def stored_from_api(message: dict[str, Any]) -> Stored:
+    """A stream message as the JetStream API's message get returns it (JSON, base64 parts)."""
+    return Stored(
+        seq=int(message["seq"]),
+        subject=message["subject"],
+        payload=base64.b64decode(message.get("data") or ""),
+        headers=_headers(base64.b64decode(message.get("hdrs") or "")),
+    )
+
+
+def _headers(block: bytes) -> dict[str, str]:
+    """``NATS/1.0`` then ``Name: value`` lines, as nats-py reads them (names kept as sent)."""
+    headers = {}
+    for line in block.decode().split("\r\n")[1:]:
+        name, colon, value = line.partition(":")
+        if colon:
+            headers[name.strip()] = value.strip()
+    return headers

@@ -73,6 +73,46 @@ def test_on_a_three_node_cluster_with_an_r3_stream_too(nats_cluster: NatsCluster
     assert outcomes.count("won") == 1 and outcomes.count("lost") == 19
 
 
+def test_on_an_r3_stream_an_acknowledged_write_reads_back_at_once_from_any_node(nats_cluster: NatsCluster) -> None:
+    # Any replica may answer a direct get, one still applying the latest writes too; other
+    # writers' traffic keeps the followers a little behind.
+    env = {
+        "ATHENAEUM_NATS_URL": ",".join(nats_cluster.urls),
+        "ATHENAEUM_STREAM": new_stream_name(),
+        "ATHENAEUM_REPLICAS": "3",
+    }
+    writing = JetStreamFactory(Environment(env=env))
+    traffic_stops = threading.Event()
+
+    def traffic() -> None:
+        recorder = writing.application_recorder()
+        for _ in range(2000):  # bounded, though the readers stop it long before
+            if traffic_stops.is_set():
+                return
+            recorder.insert_events([stored(uuid.uuid4(), 1, b"y" * 2000) for _ in range(50)])
+
+    background = threading.Thread(target=traffic)
+    background.start()
+    missed = []
+    try:
+        for url in nats_cluster.urls:  # a reader on each node: its own replica answers it first
+            factory = JetStreamFactory(Environment(env=env | {"ATHENAEUM_NATS_URL": url}))
+            recorder = factory.application_recorder()
+            for _ in range(60):
+                aggregate = f"ryw/{uuid.uuid4()}"
+                [position] = recorder.insert_events([stored(aggregate, 1)])
+                if not recorder.select_events(aggregate):
+                    missed.append(("select_events", url))
+                if not recorder.select_notifications(position, 1):
+                    missed.append(("select_notifications", url))
+            factory.close()
+    finally:
+        traffic_stops.set()
+        background.join(timeout=60)
+        writing.close()
+    assert missed == []
+
+
 def test_an_insert_whose_second_aggregate_conflicts_stores_nothing(factory) -> None:
     recorder = factory.application_recorder()
     first, second = f"a/{uuid.uuid4()}", f"b/{uuid.uuid4()}"
