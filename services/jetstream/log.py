@@ -90,10 +90,13 @@ class StreamLog:
         for attempt in range(APPEND_ATTEMPTS):
             heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
             messages = self._messages(events, subjects, heads)
+            appending = len(messages)
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
             if command is not None:
                 messages.append(self._command_message(command))
+            if not messages:
+                return []  # only snapshots older than the latest
             try:
                 last_seq = await self.client.append(messages)
             except WrongLastSequence:
@@ -105,8 +108,8 @@ class StreamLog:
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages[: len(messages) - (command is not None)]):
                 self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
-            self.appended = max(self.appended, first_seq + len(events) - 1)
-            return list(range(first_seq, first_seq + len(events)))
+            self.appended = max(self.appended, first_seq + appending - 1)
+            return list(range(first_seq, first_seq + appending))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
     def _messages(
@@ -115,6 +118,8 @@ class StreamLog:
         messages = []
         expected: set[str] = set()
         for event, subject in zip(events, subjects):
+            if self._superseded(event, heads[subject]):
+                continue
             headers = {VERSION: str(event.originator_version), TOPIC: event.topic}
             headers |= self.subjects.id_headers(event.originator_id, subject)
             if subject not in expected:
@@ -129,6 +134,11 @@ class StreamLog:
                     headers[EVENT_SEQUENCE] = str(snapshot_of)
             messages.append(Outgoing(subject, event.state, headers))
         return messages
+
+    def _superseded(self, event: StoredEvent, head: Head | None) -> bool:
+        """A snapshot older than the latest one adds nothing: it is dropped, not refused, since
+        two processes snapshotting one aggregate may well finish out of order."""
+        return self.events_log is not None and head is not None and event.originator_version < head.position
 
     def _tracking_message(self, tracking: Tracking, subject: str, head: Head | None) -> Outgoing:
         if head is not None and tracking.notification_id <= head.position:

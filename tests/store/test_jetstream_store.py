@@ -263,6 +263,21 @@ def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
         assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
 
 
+def test_a_snapshot_older_than_the_latest_is_dropped_and_a_duplicate_refused(factory) -> None:
+    # Two processes snapshotting one aggregate may finish out of order; a save must not fail
+    # after its events were recorded because the other one's snapshot landed first.
+    snapshots = factory.aggregate_recorder("snapshots")
+    snapshots.insert_events([stored("snapped", 6)])
+    snapshots.insert_events([stored("snapped", 3)])
+    assert [s.originator_version for s in snapshots.select_events("snapped")] == [6]
+    with pytest.raises(IntegrityError):
+        snapshots.insert_events([stored("snapped", 6)])
+    events = factory.application_recorder()
+    events.insert_events([stored("told", 6)])
+    with pytest.raises(IntegrityError):  # events, unlike snapshots, never go back
+        events.insert_events([stored("told", 3)])
+
+
 def test_the_stream_is_created_append_only_with_atomic_batches_and_direct_gets(factory) -> None:
     config = factory.connection.run(factory.connection.client.stream_info(factory.events_log.stream))["config"]
     assert config["allow_atomic"] and config["allow_direct"]
