@@ -190,9 +190,21 @@ class StreamLog:
         last = await self._last(subject)
         if last is None:
             return None
-        head = Head.of(last)
+        # Appends expect the subject's last sequence, whoever put the message there.
+        head = _ours(last) or Head(await self._last_position(subject), last.seq)
         self.positions.remember(subject, head)
         return head
+
+    async def _last_position(self, subject: str) -> int:
+        """The last version (or tracking id) on ``subject``, read past messages another
+        publisher put after it; 0 when there is none."""
+        position, start = 0, 1
+        while True:
+            messages, more = await self.client.read(self.stream, subject, start, READ_BATCH)
+            position = next((head.position for message in reversed(messages) if (head := _ours(message))), position)
+            if not messages or not more:
+                return position
+            start = messages[-1].seq + 1
 
     async def events(
         self,
@@ -205,8 +217,10 @@ class StreamLog:
         subject = self.subjects.aggregate(originator_id)
         if desc and limit == 1 and lte is None:
             last = await self._last(subject)
-            found = [last] if last is not None and (gt is None or Head.of(last).position > gt) else []
-            return [self._stored_event(originator_id, message) for message in found]
+            head = None if last is None else _ours(last)
+            if last is None or head is not None:
+                found = [last] if last is not None and head and (gt is None or head.position > gt) else []
+                return [self._stored_event(originator_id, message) for message in found]
         if gt is not None and lte is None and not desc and (head := self.positions.heads.get(subject)):
             if head.position in (gt, gt + 1) and (newer := await self._after(subject, gt, head)) is not None:
                 return [self._stored_event(originator_id, message) for message in newer]
@@ -219,7 +233,9 @@ class StreamLog:
             batch = min(READ_BATCH, limit - len(selected)) if bounded and limit else READ_BATCH
             messages, more = await self.client.read(self.stream, subject, start, batch, newest.seq if newest else 0)
             for message in messages:
-                version = Head.of(message).position
+                if (head := _ours(message)) is None:
+                    continue
+                version = head.position
                 self.positions.sequences.put((subject, version), message.seq)
                 if lte is not None and version > lte:
                     more = False
@@ -228,8 +244,8 @@ class StreamLog:
                     selected.append(self._stored_event(originator_id, message))
             if messages:
                 start = messages[-1].seq + 1
-                if not more and lte is None:
-                    self.positions.remember(subject, Head.of(messages[-1]))
+                if not more and lte is None and (head := _ours(messages[-1])) is not None:
+                    self.positions.remember(subject, head)
             if not more or (bounded and limit is not None and len(selected) >= limit):
                 break
         if desc:
@@ -245,7 +261,9 @@ class StreamLog:
         last = await self._last(subject)
         if last is None or last.seq < head.seq:
             return None  # not the stream this log wrote and read: the full read will tell
-        newest = Head.of(last)
+        newest = _ours(last)
+        if newest is None:
+            return None
         self.positions.remember(subject, newest)
         if newest.position == version:
             return []
@@ -319,6 +337,18 @@ class StreamLog:
     async def max_tracking_id(self, application_name: str) -> int | None:
         head = await self._fetch_head(self.subjects.tracking(application_name))
         return None if head is None else head.position
+
+
+def _ours(message: Stored) -> Head | None:
+    """The head ``message`` makes, if this store wrote it; None for a message another publisher
+    put on the subject (no authorization stops one), which reads pass over rather than fail on
+    for good (the stream denies deletes)."""
+    if TOPIC not in message.headers and TRACKING not in message.headers:
+        return None
+    try:
+        return Head.of(message)
+    except (KeyError, ValueError):
+        return None
 
 
 def _not_after(event: StoredEvent, previous: int, what: str) -> IntegrityError:

@@ -263,6 +263,32 @@ def test_a_load_after_a_snapshot_reads_only_the_tail(store_env) -> None:
         assert [e.originator_version for e in events.select_events(aggregate, gt=500)] == [501]
 
 
+def test_a_message_another_publisher_put_on_an_aggregate_subject_is_passed_over(store_env) -> None:
+    # Nothing stops a client publishing raw on the event subjects, and the stream denies deletes.
+    first = JetStreamFactory(Environment(env=store_env))
+    first.application_recorder().insert_events([stored("page", 1)])
+    subject = first.events_log.subjects.aggregate("page")
+
+    async def intrude() -> None:
+        nc = await nats.connect(store_env["ATHENAEUM_NATS_URL"])
+        await nc.jetstream().publish(subject, b"hello")
+        await nc.close()
+
+    asyncio.run(intrude())
+    first.close()
+    later = JetStreamFactory(Environment(env=store_env))  # knows nothing of the subject yet
+    try:
+        recorder = later.application_recorder()
+        assert [e.originator_version for e in recorder.select_events("page", desc=True, limit=1)] == [1]
+        with pytest.raises(IntegrityError):
+            recorder.insert_events([stored("page", 1)])
+        recorder.insert_events([stored("page", 2)])
+        assert [e.originator_version for e in recorder.select_events("page")] == [1, 2]
+        assert [e.originator_version for e in recorder.select_events("page", desc=True, limit=1)] == [2]
+    finally:
+        later.close()
+
+
 def test_a_snapshot_older_than_the_latest_is_dropped_and_a_duplicate_refused(factory) -> None:
     # Two processes snapshotting one aggregate may finish out of order; a save must not fail
     # after its events were recorded because the other one's snapshot landed first.
