@@ -290,8 +290,22 @@ class StreamLog:
         topics: Sequence[str],
         inclusive_of_start: bool,
     ) -> list[Notification]:
+        selected, _ = await self.scan(start, limit, stop, topics, inclusive_of_start)
+        return selected
+
+    async def scan(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None,
+        topics: Sequence[str],
+        inclusive_of_start: bool,
+    ) -> tuple[list[Notification], int]:
+        """The notifications ``notifications`` selects, and the last position it looked at,
+        matching or not (0: none), from which a reader of a few topics may go on."""
         first = 1 if start is None else (start if inclusive_of_start else start + 1)
         wanted = frozenset(topics)
+        looked_at = 0
         through = 0  # a replica behind this log's own appends is read again until it has them
         if self.replicated:
             through = self.appended if stop is None else min(self.appended, stop)
@@ -303,6 +317,7 @@ class StreamLog:
                 if stop is not None and message.seq > stop:
                     more = False
                     break
+                looked_at = message.seq
                 notification = self._notification(message)
                 if wanted and notification.topic not in wanted:
                     continue
@@ -312,7 +327,7 @@ class StreamLog:
             if not messages or not more:
                 break
             first = messages[-1].seq + 1
-        return selected
+        return selected, looked_at
 
     def _notification(self, message: Stored) -> Notification:
         """A message on an event subject, as a notification. One this store did not write (its

@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from eventsourcing.persistence import ListenNotifySubscription, OperationalError
+from eventsourcing.persistence import ListenNotifySubscription, OperationalError, ShutDown
 
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
@@ -82,7 +82,7 @@ class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecord
         lost_since: float | None = None
         while True:
             try:
-                super()._pull()
+                self._pull_batches()
                 return
             except OperationalError as error:
                 lost_since = lost_since or time.monotonic()
@@ -92,3 +92,21 @@ class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecord
                     ) from error
                 if self._stopped.wait(POLL_INTERVAL):
                     return
+
+    def _pull_batches(self) -> None:
+        """eventsourcing's pull, except that the subscription moves on past what it looked at,
+        not only past what matched its topics: one following rare topics would otherwise read
+        the same tail of the stream again at every wake-up."""
+        while not self._has_been_stopped:
+            self._has_been_notified.clear()
+            log = self._recorder.log
+            notifications, looked_at = self._connection.run(
+                log.scan(self._last_notification_id or 0, self._select_limit, None, self._topics, False))
+            if notifications:
+                try:
+                    self._notifications_queue.put(notifications)
+                except ShutDown:
+                    return
+            self._last_notification_id = max(self._last_notification_id or 0, looked_at) or None
+            if len(notifications) < self._select_limit:
+                return

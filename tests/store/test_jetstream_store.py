@@ -16,6 +16,7 @@ from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEv
 from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
+from athenaeum.services.jetstream.client import JetStreamClient
 from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
 from athenaeum.services.nats_server import NatsCluster
 from tests.conftest import new_stream_name
@@ -330,6 +331,29 @@ def test_a_multi_event_insert_reaches_a_live_subscriber_within_milliseconds(fact
             latencies.append(time.monotonic() - started)
     # The poll interval is 250 ms; a wake-up must do much better than that.
     assert sorted(latencies)[2] < 0.1, latencies
+
+
+def test_a_subscription_to_rare_topics_reads_the_tail_it_passed_over_once(factory, monkeypatch) -> None:
+    read = []
+    original = JetStreamClient._read
+
+    async def counted(self, stream, subject, start, limit):  # type: ignore[no-untyped-def]
+        messages, more = await original(self, stream, subject, start, limit)
+        read.append(len(messages))
+        return messages, more
+
+    monkeypatch.setattr(JetStreamClient, "_read", counted)
+    recorder = factory.application_recorder()
+    recorder.insert_events([stored(uuid.uuid4(), 1) for _ in range(1000)])
+    recorder.insert_events([stored(uuid.uuid4(), 1) for _ in range(1000)])
+    with recorder.subscribe(gt=0, topics=["Rare"]) as subscription:
+        for _ in range(5):  # each wakes the subscription up, and matches nothing
+            recorder.insert_events([stored(uuid.uuid4(), 1)])
+        rare = StoredEvent(originator_id=uuid.uuid4(), originator_version=1, topic="Rare", state=b"{}")
+        [position] = recorder.insert_events([rare])
+        assert next(subscription).id == position
+    # The 2,005 others once, give or take a wake-up: not again at every wake-up.
+    assert sum(read) < 2 * 2005, sum(read)
 
 
 def test_a_long_tracking_application_name_works(factory) -> None:
