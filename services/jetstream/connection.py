@@ -38,6 +38,13 @@ class Connection:
             self._replicas[name] = self.run(self.client.ensure_stream(config, create))
         return self._replicas[name]
 
+    def __del__(self) -> None:
+        # eventsourcing closes no factory it makes for a projection's view: like its SQL
+        # datastores, a connection nothing uses any more closes itself (never from its own
+        # loop's thread, which could not wait on itself).
+        if self._loop.running and not self._loop.is_current_thread():
+            self.close()
+
     def close(self) -> None:
         if self._loop.running:
             self._loop.finish_operations(grace=self.client.timeout)

@@ -25,7 +25,7 @@ class LoopThread:
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the loop and return its result; every coroutine bounds its waits."""
-        if threading.current_thread() is self._thread:
+        if self.is_current_thread():
             coroutine.close()
             raise RuntimeError("the JetStream loop cannot wait on itself")
         # A bare lock handed over by a done-callback: run_coroutine_threadsafe's chained
@@ -46,6 +46,9 @@ class LoopThread:
             if not self._thread.is_alive():
                 raise RuntimeError("the JetStream loop stopped before the operation finished")
         return outcome[0].result()
+
+    def is_current_thread(self) -> bool:
+        return threading.current_thread() is self._thread
 
     @property
     def running(self) -> bool:

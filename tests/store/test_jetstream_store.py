@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import time
@@ -317,6 +318,18 @@ def test_closing_the_factory_ends_its_connection_and_thread(store_env) -> None:
     factory.application_recorder().insert_events([stored("x", 1)])
     factory.close()
     assert factory.connection.client.nc.is_closed
+    assert {thread.ident for thread in threading.enumerate()} <= before
+
+
+def test_a_recorder_nothing_refers_to_any_more_ends_its_connection_and_thread(store_env) -> None:
+    # eventsourcing's ProjectionRunner makes a factory for its view and never closes it.
+    before = {thread.ident for thread in threading.enumerate()}
+    view = JetStreamFactory(Environment(env=store_env)).tracking_recorder()
+    view.insert_tracking(Tracking(application_name="upstream", notification_id=1))
+    client = view.connection.client
+    del view
+    gc.collect()
+    assert client.nc.is_closed
     assert {thread.ident for thread in threading.enumerate()} <= before
 
 
