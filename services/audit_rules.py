@@ -10,5 +10,7 @@ from athenaeum.services.audit_recheck import Replayed
 
 __all__ = ["RECHECKS", "Replayed"]
 
-RECHECKS = (audit_rules_ratification.RECHECKS | audit_rules_quorum.RECHECKS | audit_rules_dialogue.RECHECKS
-            | audit_rules_tasks.RECHECKS)
+_PROTOCOLS = (audit_rules_ratification, audit_rules_quorum, audit_rules_dialogue, audit_rules_tasks)
+RECHECKS = {kind: recheck for protocol in _PROTOCOLS for kind, recheck in protocol.RECHECKS.items()}
+# Each event type belongs to one protocol: none may silently take over another's re-check.
+assert len(RECHECKS) == sum(len(protocol.RECHECKS) for protocol in _PROTOCOLS)

@@ -36,9 +36,9 @@ SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.S
 
 
 def build_parser() -> argparse.ArgumentParser:
-    place = argparse.ArgumentParser(add_help=False)
-    place.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
-    common = argparse.ArgumentParser(add_help=False, parents=[place])
+    data_dir_option = argparse.ArgumentParser(add_help=False)
+    data_dir_option.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
+    common = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
     common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL, "
                                        "else nats://127.0.0.1:4222)")
     common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"), help="who acts ($ATHENAEUM_AGENT)")
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"athenaeum {metadata.version('athenaeum')}")
     subparsers = parser.add_subparsers(dest="family", metavar="COMMAND")
 
-    run = subparsers.add_parser("serve", parents=[place], help="run the ledger: NATS and all services")
+    run = subparsers.add_parser("serve", parents=[data_dir_option], help="run the ledger: NATS and all services")
     run.add_argument("--nats", help="use this NATS server or cluster (URL[,URL...]) instead of an embedded one")
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
@@ -77,10 +77,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     except BrokenPipeError:
+        if not _stdout_closed():
+            raise
         # A reader that stopped early (``| head``) is no error; the output left unflushed
         # goes nowhere, so the interpreter's exit does not complain of the pipe either.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return DONE
+
+
+def _stdout_closed() -> bool:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    return False
 
 
 def _main(argv: list[str] | None) -> int:
@@ -144,10 +154,10 @@ def _main(argv: list[str] | None) -> int:
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.
-        if not args.actor and (query is None or args.family == "check"):
-            parser.error("--as AGENT (or ATHENAEUM_AGENT) names who acts")
-        if args.actor:
-            agent(args.actor, "--as")
+        if query is None or args.family == "check":  # reading needs no identity
+            if not args.actor:
+                raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
+            agent(args.actor, "--as (or ATHENAEUM_AGENT)")
         command = None if query else FAMILIES[args.family].command_from(args)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)

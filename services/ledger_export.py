@@ -44,7 +44,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
                 break
             command = this
             if n.id >= since and not header_sent:
-                yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
+                yield _header(since, digest)
                 header_sent = True
             digest.update(n.id, str(n.originator_id), n.originator_version, n.topic, payload)
             if n.id >= since:
@@ -62,7 +62,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
             break
         start = batch[-1].id + 1
     if not header_sent:
-        yield _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256}})
+        yield _header(since, digest)
     # An export cut short (a transfer broken off, ``head``) ends without this line.
     yield _line({"end": {"count": digest.count, "sha256": digest.sha256}})
 
@@ -72,6 +72,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     findings: list[Finding] = []
     digest: Digest | None = None
     end: Digest | None = None
+    ends = False
     digests: dict[int, tuple[str, int]] = {}
     events = checkpoints = 0
     previous = 0
@@ -82,6 +83,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             line: dict[str, Any] = msgspec.json.decode(raw)
             if digest is None and "export" in line:
                 digest = Digest(str(line["export"]["sha256"]), int(line["export"]["count"]), 0)
+                ends = line["export"].get("ends") is True
                 continue
             if digest is not None and end is None and "end" in line:
                 end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
@@ -124,16 +126,19 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
                                         f"the lines before this checkpoint (the first {checkpoint.count} events) do "
                                         "not give its digest: an earlier line was changed, removed or added"))
             digests = {count: value for count, value in digests.items() if count > checkpoint.count}
-    findings += _ending(digest, end)
+    findings += _ending(digest, end, ends)
     if checkpoints == 0 and events:
         findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
     return findings, events
 
 
-def _ending(digest: Digest | None, end: Digest | None) -> list[Finding]:
+def _ending(digest: Digest | None, end: Digest | None, ends: bool) -> list[Finding]:
     """What the export's first and last lines say of it as a whole."""
     if digest is None:
         return [Finding("HARD", "no_start", "export", "*", None, "not an export: there is no export line")]
+    if end is None and not ends:
+        return [Finding("WARN", "no_end_line", "export", "*", None,
+                        "an export from before exports had end lines: whether it is whole cannot be told")]
     if end is None:
         return [Finding("HARD", "truncated", "export", "*", None,
                         "the export has no end line: it was cut short, or the end line was removed")]
@@ -142,6 +147,12 @@ def _ending(digest: Digest | None, end: Digest | None) -> list[Finding]:
                         f"the lines give {digest.count} events and a digest other than the end line's "
                         f"({end.count} events): a line was changed, removed or added")]
     return []
+
+
+def _header(since: int, digest: Digest) -> bytes:
+    # ``ends``: an end line closes this export (exports made before there were end lines
+    # cannot be told whole, and verify only warns of them).
+    return _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256, "ends": True}})
 
 
 def _decoded(payload: bytes) -> dict[str, Any] | None:

@@ -29,8 +29,12 @@ class _SQLite:
 
     def __init__(self, url: str, create: bool) -> None:
         path = Path(url.removeprefix("sqlite:///"))
-        if not create and not path.is_file():
-            raise OperationalError(f"there are no read models at {path}")
+        if not create:  # a reader: it changes nothing in the file, journal mode included
+            if not path.is_file():
+                raise OperationalError(f"there are no read models at {path}")
+            self.connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True,
+                                              check_same_thread=False, isolation_level=None)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         self.connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.connection.execute("PRAGMA journal_mode=WAL")
@@ -70,6 +74,14 @@ class _PostgreSQL:
             yield cursor
 
 
+def scheme_of(url: str) -> str:
+    """``sqlite``, ``postgresql`` or ``postgres``, or "" for a file path; else a ValueError."""
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    if scheme not in ("", "sqlite", "postgresql", "postgres"):
+        raise ValueError(f"read models: {url!r} is neither postgresql://... nor a file path")
+    return scheme
+
+
 class ReadModelStore:
     """Documents by (view, key) and, per projection, the last stream position applied."""
 
@@ -79,16 +91,17 @@ class ReadModelStore:
         self.url = url
         self.schema = schema
         self._lock = threading.Lock()
-        scheme = url.partition("://")[0] if "://" in url else ""
-        if scheme not in ("", "sqlite", "postgresql", "postgres"):
-            raise ValueError(f"read models: {url!r} is neither postgresql://... nor sqlite:///PATH nor a file path")
-        self._database = _SQLite(url, create) if scheme in ("", "sqlite") else _PostgreSQL(url, schema)
+        scheme = scheme_of(url)
         try:
+            self._database = _SQLite(url, create) if scheme in ("", "sqlite") else _PostgreSQL(url, schema)
             with self._transaction() as cursor:
                 for statement in _SCHEMA if create else _PROBES:
                     cursor.execute(statement)
+        except OperationalError:
+            raise
         except Exception as error:  # sqlite3.Error, psycopg.Error: not a store to use
-            self.close()
+            if hasattr(self, "_database"):
+                self.close()
             doing = "prepare" if create else "read"
             raise OperationalError(f"cannot {doing} the read models at {url}: {error}") from error
 

@@ -28,7 +28,7 @@ from athenaeum.services.nats_server import NatsServer
 from athenaeum.services.file_lock import try_lock
 from athenaeum.services.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.query_service import Reads, add_query_endpoints
-from athenaeum.services.read_models import ReadModelStore
+from athenaeum.services.read_models import ReadModelStore, scheme_of
 from athenaeum.services.timers import TimerService
 from athenaeum.services.view_bucket import ViewBucket
 
@@ -64,6 +64,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
     once ready (and set ``ready``)."""
     if options.data_dir.exists() and not options.data_dir.is_dir():
         raise ValueError(f"--data-dir: {options.data_dir} is not a directory")
+    if options.read_models:
+        scheme_of(options.read_models)  # refused before anything starts
     options.data_dir.mkdir(parents=True, exist_ok=True)
     # One serve per data directory, whatever path names it; the lock goes with the process.
     if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:

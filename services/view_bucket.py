@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import msgspec
+import nats.errors
+from eventsourcing.persistence import OperationalError
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import DeliverPolicy
@@ -29,14 +31,16 @@ from nats.js.errors import APIError, NotFoundError
 from nats.js.kv import KV_DEL, KV_OP, KV_PURGE
 
 from athenaeum.projectors.views import Change
+from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE
+from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.subjects import escape
 from athenaeum.services.read_models import ReadModelStore
 
 BUCKET = "athenaeum-views"
 POSITION = "Athenaeum-Position"
-EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
-WRONG_LAST_SEQUENCE = frozenset({10071, 10164})  # single server, clustered stream
-WRITE_ATTEMPTS = 5
+# Each race lost is to a write from a later position than the entry held, so the races any
+# write can lose are bounded by the positions in flight; this only bounds a runaway.
+WRITE_ATTEMPTS = 100
 READ_TIMEOUT = 10.0
 log = logging.getLogger(__name__)
 
@@ -74,10 +78,8 @@ class ViewBucket:
 
     async def put(self, position: int, changes: Sequence[Change]) -> None:
         """Write the changes the event at ``position`` made (each to a key of its own, so at once)."""
-        await asyncio.gather(*(
-            self.write(kv_key(change.view, change.key), None if change.document is None else msgspec.json.encode(change.document),
-                       position)
-            for change in changes))
+        await asyncio.gather(*(self.write(kv_key(change.view, change.key), _encoded(change.document), position)
+                               for change in changes))
 
     def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
         """For the projector's thread: waits, so one projector's puts keep ledger order."""
@@ -99,7 +101,6 @@ class ViewBucket:
             except APIError as error:
                 if error.err_code not in WRONG_LAST_SEQUENCE:
                     raise
-        # Each lost race means another writer stored a newer entry: the key is theirs.
         log.warning("gave up writing %s as of position %d after %d lost races", key, position, WRITE_ATTEMPTS)
         return False
 
@@ -113,7 +114,10 @@ class ViewBucket:
                      for view in store.views() for key, document in store.documents(view).items()})
         for key in documents.keys() | held.keys():
             entry, value = held.get(key), documents.get(key)
-            if entry is None or (entry.value != value and entry.position < position):
+            # An entry from before entries said their position (0) is stamped, so that views
+            # rebuilding from the start cannot roll it back. Those leave a tombstone for the
+            # old ``_mirror.position`` key, which no view holds.
+            if entry is None or (entry.position < position and (entry.value != value or entry.position == 0)):
                 await self.write(key, value, position)
 
     async def _entry(self, key: str) -> Entry | None:
@@ -133,12 +137,19 @@ class ViewBucket:
         entries = {}
         try:
             while True:
-                msg = await subscription.next_msg(timeout=READ_TIMEOUT)
+                try:
+                    msg = await subscription.next_msg(timeout=READ_TIMEOUT)
+                except nats.errors.TimeoutError as error:
+                    raise OperationalError(f"reading the KV bucket {self.stream} timed out") from error
                 entries[msg.subject.removeprefix(self.prefix)] = _entry(msg.headers, msg.metadata.sequence.stream, msg.data)
                 if msg.metadata.num_pending == 0:
                     return entries
         finally:
             await subscription.unsubscribe()
+
+
+def _encoded(document: object | None) -> bytes | None:
+    return None if document is None else msgspec.json.encode(document)
 
 
 def _entry(headers: dict[str, str] | None, revision: int, data: bytes | None) -> Entry:

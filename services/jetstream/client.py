@@ -168,7 +168,7 @@ class JetStreamClient:
         for _ in range(STREAM_INFO_ATTEMPTS - 1):
             try:
                 return await self._api(f"STREAM.INFO.{name}", b"")
-            except OperationalError as error:
+            except RequestTimedOut as error:
                 log.info("stream info for %s: %s; asking again", name, error)
         return await self._api(f"STREAM.INFO.{name}", b"")
 
@@ -294,8 +294,10 @@ class JetStreamClient:
     async def _request(self, subject: str, payload: bytes, headers: dict[str, str]) -> Msg:
         # A stream just created, replicated above all, answers direct gets only once its
         # replicas are up, and publishes only once every node knows its subjects: a bounded
-        # wait for them, not an error. Nothing answered, so nothing was stored.
-        for wait in NO_RESPONDERS_WAITS:
+        # wait for them, not an error (nothing answered, so nothing was stored). The API
+        # itself answers at once wherever JetStream runs, so there no answer is the answer.
+        api = subject.startswith("$JS.API.") and not subject.startswith("$JS.API.DIRECT.GET.")
+        for wait in () if api else NO_RESPONDERS_WAITS:
             try:
                 return await self._ask(subject, payload, headers)
             except NothingAnswers:
@@ -311,13 +313,17 @@ class JetStreamClient:
         except nats.errors.NoRespondersError as error:
             raise NothingAnswers(f"nothing answers on {subject}: is JetStream enabled and the stream there?") from error
         except nats.errors.TimeoutError as error:
-            raise OperationalError(f"NATS request on {subject} timed out after {self.timeout}s") from error
+            raise RequestTimedOut(f"NATS request on {subject} timed out after {self.timeout}s") from error
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
 
 
 class NothingAnswers(OperationalError):
     """No responder on the subject: no JetStream, no such stream, or one not up yet."""
+
+
+class RequestTimedOut(OperationalError):
+    """No answer within the timeout: the server may yet have acted on the request."""
 
 
 async def _log_connection_error(error: Exception) -> None:

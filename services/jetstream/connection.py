@@ -40,10 +40,11 @@ class Connection:
 
     def __del__(self) -> None:
         # eventsourcing closes no factory it makes for a projection's view: like its SQL
-        # datastores, a connection nothing uses any more closes itself (never from its own
-        # loop's thread, which could not wait on itself).
-        if self._loop.running and not self._loop.is_current_thread():
-            self.close()
+        # datastores, a connection nothing uses any more closes itself. Without waiting: the
+        # collector runs this on whatever thread it happens to, a loop's own included.
+        loop = getattr(self, "_loop", None)
+        if loop is not None and loop.running:
+            loop.stop_soon(self.client.close())
 
     def close(self) -> None:
         if self._loop.running:

@@ -191,16 +191,16 @@ class StreamLog:
         if last is None:
             return None
         # Appends expect the subject's last sequence, whoever put the message there.
-        head = _ours(last) or Head(await self._last_position(subject), last.seq)
+        head = _ours(last) or Head(await self._last_position(subject, last.seq), last.seq)
         self.positions.remember(subject, head)
         return head
 
-    async def _last_position(self, subject: str) -> int:
+    async def _last_position(self, subject: str, last_seq: int) -> int:
         """The last version (or tracking id) on ``subject``, read past messages another
-        publisher put after it; 0 when there is none."""
+        publisher put after it, through its last message; 0 when there is none."""
         position, start = 0, 1
         while True:
-            messages, more = await self.client.read(self.stream, subject, start, READ_BATCH)
+            messages, more = await self.client.read(self.stream, subject, start, READ_BATCH, last_seq)
             position = next((head.position for message in reversed(messages) if (head := _ours(message))), position)
             if not messages or not more:
                 return position
@@ -219,7 +219,7 @@ class StreamLog:
             last = await self._last(subject)
             head = None if last is None else _ours(last)
             if last is None or head is not None:
-                found = [last] if last is not None and head and (gt is None or head.position > gt) else []
+                found = [last] if last is not None and head is not None and (gt is None or head.position > gt) else []
                 return [self._stored_event(originator_id, message) for message in found]
         if gt is not None and lte is None and not desc and (head := self.positions.heads.get(subject)):
             if head.position in (gt, gt + 1) and (newer := await self._after(subject, gt, head)) is not None:

@@ -19,13 +19,17 @@ class LoopThread:
     def __init__(self, name: str = "athenaeum-jetstream") -> None:
         # uvloop: the recorders' round trips cost a fifth less CPU than on asyncio's own loop.
         self.loop = uvloop.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
         self._operations: set[asyncio.Task[Any]] = set()
 
+    def _run(self) -> None:
+        self.loop.run_forever()
+        self.loop.close()  # stopped, whether by ``close`` or by ``stop_soon``
+
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         """Run ``coroutine`` on the loop and return its result; every coroutine bounds its waits."""
-        if self.is_current_thread():
+        if threading.current_thread() is self._thread:
             coroutine.close()
             raise RuntimeError("the JetStream loop cannot wait on itself")
         # A bare lock handed over by a done-callback: run_coroutine_threadsafe's chained
@@ -47,9 +51,6 @@ class LoopThread:
                 raise RuntimeError("the JetStream loop stopped before the operation finished")
         return outcome[0].result()
 
-    def is_current_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
     @property
     def running(self) -> bool:
         """False once closed, and at interpreter exit, where daemon threads are already gone."""
@@ -59,6 +60,19 @@ class LoopThread:
         """Let operations other threads are waiting on end (up to ``grace`` seconds)."""
         if self.running:
             self.run(_wait_for(self._operations, grace))
+
+    def stop_soon(self, last: Coroutine[Any, Any, Any]) -> None:
+        """Run ``last``, end the other tasks and stop the loop, without waiting for any of it:
+        for a finaliser, which may run on any thread, this loop's own included."""
+
+        async def finish() -> None:
+            try:
+                await last
+            finally:
+                await _cancel_other_tasks()
+                self.loop.stop()
+
+        self.loop.call_soon_threadsafe(lambda: self.loop.create_task(finish()))
 
     def close(self) -> None:
         if self.loop.is_closed():

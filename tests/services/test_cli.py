@@ -94,6 +94,20 @@ def test_an_unreachable_server_exits_three(tmp_path: Path) -> None:
     assert done.returncode == 3 and "cannot reach" in done.stderr
 
 
+def test_serve_refuses_bad_options_in_one_line_before_starting_anything(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    cases = {
+        ("--humans", "ada,Not A Slug"): "--humans: 'Not A Slug' is not an agent's name",
+        ("--read-models", "mysql://x"): "neither postgresql://... nor a file path",
+        ("--data-dir", str(tmp_path / "a-file")): "is not a directory",
+    }
+    for options, message in cases.items():
+        done = subprocess.run([*ATHENAEUM, "serve", "--no-http", "--data-dir", str(tmp_path / "home"), *options],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not (tmp_path / "home" / "nats").exists()
+
+
 def test_a_restart_on_the_same_data_dir_keeps_all_history(served: Served) -> None:
     served.run("ratify", "init", "adr-6", "--roster", "alice,bob", "--text", TEXT)
     assert served.stop() == 0 and not (served.data_dir / "serve.json").exists()

@@ -125,7 +125,7 @@ def test_bad_proposals_are_refused_and_nothing_is_written(served: Served) -> Non
     assert refused("--electorate", "bob,carol", "--threshold", "2/3")["field"] == "total"
     assert refused("--electorate", "bob,carol", "--threshold", "3")["field"] == "threshold"
     assert refused("--electorate", "bob,bob", "--threshold", "1")["field"] == "electorate"
-    assert refused("--electorate", "bob", "--threshold", "1", "--id", "abcd1234")["field"] == "proposal_id"
+    assert refused("--electorate", "bob", "--threshold", "1", "--id", "abcd12z4")["field"] == "proposal_id"
     assert refused("--electorate", "bob", "--threshold", "1", "--deadline", "2020-01-01T00:00:00Z")["field"] == (
         "deadline")
     propose(served, "--electorate", "bob", "--threshold", "1", "--id", "C0FFEE00")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from eventsourcing.persistence import OperationalError
 
 from athenaeum.projectors.views import Change
 from athenaeum.services.read_models import ReadModelStore
@@ -73,3 +75,32 @@ def test_a_failed_apply_writes_nothing(store: ReadModelStore) -> None:
     with pytest.raises(TypeError):
         store.apply("views", 1, [Change("v", "a", {"n": 1}), Change("v", "b", {"bad": object()})])
     assert store.get("v", "a") is None and store.position("views") is None
+
+
+def test_a_reader_opens_only_read_models_that_exist_and_changes_nothing(tmp_path: Path) -> None:
+    with pytest.raises(OperationalError, match="there are no read models"):
+        ReadModelStore(str(tmp_path / "missing.sqlite"), create=False)
+    assert not (tmp_path / "missing.sqlite").exists()
+    (tmp_path / "other.sqlite").write_bytes(b"not a database")
+    with pytest.raises(OperationalError, match="cannot read the read models"):
+        ReadModelStore(str(tmp_path / "other.sqlite"), create=False)
+    writer = ReadModelStore(str(tmp_path / "views.sqlite"))
+    writer.apply("views", 3, [Change("v", "a", {"n": 1})])
+    reader = ReadModelStore(str(tmp_path / "views.sqlite"), create=False)
+    assert reader.get("v", "a") == {"n": 1}
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.apply("views", 4, [])
+    reader.close()
+    writer.close()
+
+
+def test_a_store_that_cannot_be_used_is_named_clearly(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="neither postgresql"):
+        ReadModelStore("mysql://x")
+    with pytest.raises(OperationalError, match="cannot prepare the read models"):
+        ReadModelStore(str(tmp_path))  # a directory
+    nowhere = f"{POSTGRES}?options=-csearch_path%3Dt_{uuid.uuid4().hex[:12]}"  # a schema with no tables
+    with pytest.raises(OperationalError, match="cannot read the read models"):
+        ReadModelStore(nowhere, create=False)
+    with pytest.raises(OperationalError, match="cannot prepare the read models"):
+        ReadModelStore(nowhere)  # it does not exist: serve will not create it

@@ -60,6 +60,32 @@ def test_puts_arriving_out_of_ledger_order_keep_the_newest(nats_server: NatsServ
     assert stamps[0][0] == "11" and stamps[1] == stamps[0]  # the same position again is no new revision
 
 
+def test_writes_racing_on_one_key_leave_the_latest_position_whatever_their_order(nats_server: NatsServer) -> None:
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[bytes, str]:
+        await asyncio.gather(*(bucket.write("race.k", str(position).encode(), position) for position in range(3, 13)))
+        raw = await bucket.js.get_msg(bucket.stream, subject=bucket.prefix + "race.k")
+        return (await kv.get("race.k")).value, raw.headers[POSITION]
+
+    assert with_bucket(nats_server.url, scenario) == (b"12", "12")
+
+
+def test_an_entry_from_before_entries_had_positions_is_stamped_at_start(nats_server: NatsServer, tmp_path: Path) -> None:
+    store = ReadModelStore(str(tmp_path / "views.sqlite"))
+    store.apply("views", 7, [Change("pending", "alice", {"items": [1]})])
+
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
+        await kv.put("pending.alice", b'{"items":[1]}')  # as the views say, but with no position
+        await kv.put("_mirror.position", b"7")  # the mark entries kept before
+        await bucket.catch_up(store, 7)
+        await bucket.put(2, [Change("pending", "alice", {"items": []})])  # views rebuilding from the start
+        return await contents(kv)
+
+    try:
+        assert with_bucket(nats_server.url, scenario) == {"pending.alice": b'{"items":[1]}'}
+    finally:
+        store.close()
+
+
 def test_a_bucket_left_behind_is_reconciled_and_views_behind_it_leave_it_alone(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:

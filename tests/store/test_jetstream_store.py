@@ -328,7 +328,12 @@ def test_a_recorder_nothing_refers_to_any_more_ends_its_connection_and_thread(st
     view.insert_tracking(Tracking(application_name="upstream", notification_id=1))
     client = view.connection.client
     del view
-    gc.collect()
+    gc.collect()  # the connection closes on its own loop, unwaited: wait for it, within a bound
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+        client.nc.is_closed and {thread.ident for thread in threading.enumerate()} <= before
+    ):
+        time.sleep(0.01)
     assert client.nc.is_closed
     assert {thread.ident for thread in threading.enumerate()} <= before
 
