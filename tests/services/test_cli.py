@@ -50,7 +50,7 @@ def test_bad_arguments_exit_two_and_send_nothing(served: Served) -> None:
     now = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, "--expires-in", "0s", "--json")
     assert now.returncode == 2 and "--expires-in: '0s' is not a duration above zero" in now.stderr
     stranger = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, actor="Not A Slug")
-    assert stranger.returncode == 2 and "--as: 'Not A Slug' is not an agent's name" in stranger.stderr
+    assert stranger.returncode == 2 and "'Not A Slug' is not an agent's name" in stranger.stderr
     assert served.run("ratify", "show", "adr-5").returncode == 1  # nothing was sent
 
 
