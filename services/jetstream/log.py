@@ -282,17 +282,6 @@ class StreamLog:
             state=message.payload,
         )
 
-    async def notifications(
-        self,
-        start: int | None,
-        limit: int,
-        stop: int | None,
-        topics: Sequence[str],
-        inclusive_of_start: bool,
-    ) -> list[Notification]:
-        selected, _ = await self.scan(start, limit, stop, topics, inclusive_of_start)
-        return selected
-
     async def scan(
         self,
         start: int | None,
@@ -301,8 +290,9 @@ class StreamLog:
         topics: Sequence[str],
         inclusive_of_start: bool,
     ) -> tuple[list[Notification], int]:
-        """The notifications ``notifications`` selects, and the last position it looked at,
-        matching or not (0: none), from which a reader of a few topics may go on."""
+        """The notifications eventsourcing's ``select_notifications`` selects, and the last
+        position looked at, matching or not (0: none), from which a reader of a few topics
+        may go on."""
         first = 1 if start is None else (start if inclusive_of_start else start + 1)
         wanted = frozenset(topics)
         looked_at = 0

@@ -75,7 +75,8 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         *,
         inclusive_of_start: bool = True,
     ) -> Sequence[Notification]:
-        return self.connection.run(self.log.notifications(start, limit, stop, topics, inclusive_of_start))
+        notifications, _ = self.connection.run(self.log.scan(start, limit, stop, topics, inclusive_of_start))
+        return notifications
 
     def max_notification_id(self) -> int | None:
         return self.connection.run(self.log.max_notification_id())

@@ -327,13 +327,11 @@ def test_a_recorder_nothing_refers_to_any_more_ends_its_connection_and_thread(st
     view = JetStreamFactory(Environment(env=store_env)).tracking_recorder()
     view.insert_tracking(Tracking(application_name="upstream", notification_id=1))
     client = view.connection.client
+    started = [thread for thread in threading.enumerate() if thread.ident not in before]
     del view
-    gc.collect()  # the connection closes on its own loop, unwaited: wait for it, within a bound
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not (
-        client.nc.is_closed and {thread.ident for thread in threading.enumerate()} <= before
-    ):
-        time.sleep(0.01)
+    gc.collect()  # the connection closes on its own loop, unwaited: its thread ends after
+    for thread in started:
+        thread.join(timeout=10)
     assert client.nc.is_closed
     assert {thread.ident for thread in threading.enumerate()} <= before
 
