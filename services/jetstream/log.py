@@ -1,5 +1,5 @@
 """An eventsourcing sequence store over one stream: appends with per-aggregate concurrency
-control, and reads of aggregates, notifications and tracking positions.
+control, and reads of aggregates and tracking positions (notifications: ``notifications``).
 
 Its coroutines run on the connection's loop thread, which also owns its ``Positions``.
 """
@@ -13,7 +13,6 @@ from uuid import UUID
 
 from eventsourcing.persistence import (
     IntegrityError,
-    Notification,
     OperationalError,
     ProgrammingError,
     StoredEvent,
@@ -156,7 +155,7 @@ class StreamLog:
 
     async def applied(self, command_id: str) -> Stored | None:
         """The marker of ``command_id`` if that command was applied."""
-        return await self._last(self.subjects.command(command_id))
+        return await self.last(self.subjects.command(command_id))
 
     def _event_sequence(self, snapshot: StoredEvent) -> int | None:
         if self.events_log is None:
@@ -180,14 +179,14 @@ class StreamLog:
             await asyncio.gather(*map(self._fetch_head, unknown))
         return {subject: None if subject in presumed_new else known.get(subject) for subject in involved}
 
-    async def _last(self, subject: str) -> Stored | None:
+    async def last(self, subject: str) -> Stored | None:
         """The last message on ``subject``: from the leader of a replicated stream."""
         if self.replicated:
             return await self.client.leader_last(self.stream, subject)
         return await self.client.last(self.stream, subject)
 
     async def _fetch_head(self, subject: str) -> Head | None:
-        last = await self._last(subject)
+        last = await self.last(subject)
         if last is None:
             return None
         # Appends expect the subject's last sequence, whoever put the message there.
@@ -216,7 +215,7 @@ class StreamLog:
     ) -> list[StoredEvent]:
         subject = self.subjects.aggregate(originator_id)
         if desc and limit == 1 and lte is None:
-            last = await self._last(subject)
+            last = await self.last(subject)
             head = None if last is None else _ours(last)
             if last is None or head is not None:
                 found = [last] if last is not None and head is not None and (gt is None or head.position > gt) else []
@@ -227,7 +226,7 @@ class StreamLog:
         start = self.positions.start_after(subject, gt)
         bounded = limit is not None and not desc
         # Whatever was acknowledged on the subject when the read began is in it.
-        newest = await self._last(subject) if self.replicated else None
+        newest = await self.last(subject) if self.replicated else None
         selected: list[StoredEvent] = []
         while True:
             batch = min(READ_BATCH, limit - len(selected)) if bounded and limit else READ_BATCH
@@ -258,7 +257,7 @@ class StreamLog:
         cached (by this process or another). A read from ``version`` would make the server scan
         the stream after it (over a millisecond in a big stream; the probe is a tenth of that).
         None: read on."""
-        last = await self._last(subject)
+        last = await self.last(subject)
         if last is None or last.seq < head.seq:
             return None  # not the stream this log wrote and read: the full read will tell
         newest = _ours(last)
@@ -281,63 +280,6 @@ class StreamLog:
             topic=message.headers[TOPIC],
             state=message.payload,
         )
-
-    async def scan(
-        self,
-        start: int | None,
-        limit: int,
-        stop: int | None,
-        topics: Sequence[str],
-        inclusive_of_start: bool,
-    ) -> tuple[list[Notification], int]:
-        """The notifications eventsourcing's ``select_notifications`` selects, and the last
-        position looked at, matching or not (0: none), from which a reader of a few topics
-        may go on."""
-        first = 1 if start is None else (start if inclusive_of_start else start + 1)
-        wanted = frozenset(topics)
-        looked_at = 0
-        through = 0  # a replica behind this log's own appends is read again until it has them
-        if self.replicated:
-            through = self.appended if stop is None else min(self.appended, stop)
-        selected: list[Notification] = []
-        while len(selected) < limit and (stop is None or first <= stop):
-            batch = READ_BATCH if wanted else min(READ_BATCH, limit - len(selected))
-            messages, more = await self.client.read(self.stream, self.subjects.events, first, batch, through)
-            for message in messages:
-                if stop is not None and message.seq > stop:
-                    more = False
-                    break
-                looked_at = message.seq
-                notification = self._notification(message)
-                if wanted and notification.topic not in wanted:
-                    continue
-                selected.append(notification)
-                if len(selected) == limit:
-                    break
-            if not messages or not more:
-                break
-            first = messages[-1].seq + 1
-        return selected, looked_at
-
-    def _notification(self, message: Stored) -> Notification:
-        """A message on an event subject, as a notification. One this store did not write (its
-        headers missing or malformed) goes on with no topic, which no mapper decodes: followers
-        skip it and audits report it, rather than stop at it for good."""
-        try:
-            return Notification(
-                id=message.seq,
-                originator_id=self.subjects.originator_id(message.subject, message.headers),
-                originator_version=Head.of(message).position,
-                topic=message.headers[TOPIC],
-                state=message.payload,
-            )
-        except (KeyError, ValueError):  # UnicodeDecodeError is a ValueError
-            return Notification(id=message.seq, originator_id=message.subject, originator_version=0, topic="",
-                                state=message.payload)
-
-    async def max_notification_id(self) -> int | None:
-        last = await self._last(self.subjects.events)
-        return None if last is None else last.seq
 
     async def max_tracking_id(self, application_name: str) -> int | None:
         head = await self._fetch_head(self.subjects.tracking(application_name))

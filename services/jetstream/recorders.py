@@ -20,6 +20,7 @@ from eventsourcing.persistence import (
 from athenaeum.services.jetstream.connection import Connection
 from athenaeum.services.jetstream.log import CommandRecord, StreamLog
 from athenaeum.services.jetstream.messages import Stored
+from athenaeum.services.jetstream.notifications import max_notification_id, scan
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 
 
@@ -75,11 +76,11 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         *,
         inclusive_of_start: bool = True,
     ) -> Sequence[Notification]:
-        notifications, _ = self.connection.run(self.log.scan(start, limit, stop, topics, inclusive_of_start))
+        notifications, _ = self.connection.run(scan(self.log, start, limit, stop, topics, inclusive_of_start))
         return notifications
 
     def max_notification_id(self) -> int | None:
-        return self.connection.run(self.log.max_notification_id())
+        return self.connection.run(max_notification_id(self.log))
 
     def applied_command(self, command_id: str) -> Stored | None:
         """The marker a command with ``command_id`` left when it was applied, if it was."""

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from eventsourcing.persistence import ListenNotifySubscription, OperationalError, ShutDown
 
+from athenaeum.services.jetstream.notifications import scan
+
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
 
@@ -99,9 +101,8 @@ class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecord
         the same tail of the stream again at every wake-up."""
         while not self._has_been_stopped:
             self._has_been_notified.clear()
-            log = self._recorder.log
             notifications, looked_at = self._connection.run(
-                log.scan(self._last_notification_id or 0, self._select_limit, None, self._topics, False))
+                scan(self._recorder.log, self._last_notification_id or 0, self._select_limit, None, self._topics, False))
             if notifications:
                 try:
                     self._notifications_queue.put(notifications)
