@@ -40,6 +40,10 @@ class NotRendered(LookupError):
     """The record does not exist (yet) for this ratification."""
 
 
+class UnknownRecord(ValueError):
+    """No ratification has a record of this name."""
+
+
 def render(record: str, events: Sequence[Event]) -> str:
     frozen = next(e for e in events if isinstance(e, ArtifactFrozen))
     if record == "manifest":
@@ -50,7 +54,7 @@ def render(record: str, events: Sequence[Event]) -> str:
         return _decomposition(frozen, events)
     if record == "ratified":
         return _ratified(frozen, events)
-    raise NotRendered(f"no record {record!r}; choose from {', '.join(RECORDS)}")
+    raise UnknownRecord(f"no record {record!r}; choose from {', '.join(RECORDS)}")
 
 
 def _status(events: Sequence[Event]) -> str:

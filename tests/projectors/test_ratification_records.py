@@ -7,7 +7,7 @@ import pytest
 from athenaeum.aggregates import ratification as r
 from athenaeum.aggregates.ratification_state import evolve
 from athenaeum.events.ratification import Caveat, Decision, HumanChoice
-from athenaeum.projectors.ratification_records import NotRendered, render
+from athenaeum.projectors.ratification_records import NotRendered, UnknownRecord, render
 from tests.aggregates.given import at, given
 from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
 
@@ -93,3 +93,8 @@ def test_a_record_that_does_not_exist_yet_says_so() -> None:
         render("ratified", frozen())
     with pytest.raises(NotRendered):
         render("decomposition", frozen())
+
+
+def test_a_record_no_ratification_has_is_named_as_such() -> None:
+    with pytest.raises(UnknownRecord, match="choose from manifest, decomposition, ratified, log"):
+        render("bogus", frozen())

@@ -44,7 +44,7 @@ def test_every_family_takes_commands_over_http_with_the_nats_reply(http: httpx.C
                          json={"text": "Adopt", "electorate": ["bob"], "threshold": 1, "proposal_id": "0000BEEF"})
     acked = http.post("/commands/quorum/ack", headers=as_("bob"), json={"proposal_id": "0000BEEF"})
     assert proposal.status_code == acked.status_code == 200
-    shown = http.get("/proposals/0000BEEF", params={"after": acked.json()["position"]})
+    shown = http.get("/proposals/0000beef", params={"after": acked.json()["position"]})  # hex, any case
     assert shown.json()["status"] == "accepted"
     thread = http.post("/commands/thread/open", headers=as_("alice"), json={
         "slug": "t-http", "context": "c", "target": {"N": 1, "C": 1, "R": 1}, "body": "b"})
@@ -54,6 +54,8 @@ def test_every_family_takes_commands_over_http_with_the_nats_reply(http: httpx.C
     assert http.get("/pages/wiki/h.md", params={"render": "consensus"}).text.startswith("rev: v1\n")
     rendered = http.get("/ratifications/adr-11", params={"render": "manifest"})
     assert rendered.headers["content-type"].startswith("text/markdown") and "topic: adr-11" in rendered.text
+    bogus = http.get("/ratifications/adr-11", params={"render": "bogus"})
+    assert bogus.status_code == 400 and bogus.json()["error"]["field"] == "render"
     assert http.get("/check/alice").json()["items"] == [
         {"kind": "ratification", "id": "adr-11", "action": "vote", "deadline": opened.json()["events"][0]["expires_at"]}]
 
