@@ -11,7 +11,7 @@ import msgspec
 
 from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
-from athenaeum.events.task import Verdict
+from athenaeum.events.task import Ruling, Trigger, Verdict
 from athenaeum.events.task_commands import (
     ClaimTask,
     CreateTask,
@@ -45,7 +45,8 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     transition = verbs.add_parser("transition", parents=[scoped], help="move a task along one edge of its FSM")
     transition.add_argument("id", type=int)
-    transition.add_argument("--to", required=True)
+    transition.add_argument("--to", required=True, help="claimed, engineering, built, reviewing, completed or revising "
+                                                        "(the ledger decides which), arbitrating, failed")
     transition.add_argument("--payload", default="{}", help='JSON, e.g. {"buildStatus": "clean"}')
 
     review = verbs.add_parser("review", parents=[scoped], help="post a reviewer's verdict and findings")
@@ -58,12 +59,12 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     rule = verbs.add_parser("rule", parents=[scoped], help="post an arbitrator's ruling")
     rule.add_argument("id", type=int)
-    rule.add_argument("--trigger", required=True)
-    rule.add_argument("--ruling", required=True)
+    rule.add_argument("--trigger", required=True, help=" or ".join(t.value for t in Trigger))
+    rule.add_argument("--ruling", required=True, help=", ".join(r.value for r in Ruling))
     rule.add_argument("--markdown-file", type=Path, required=True, help="the ruling's reasoning")
-    rule.add_argument("--upheld", type=int)
-    rule.add_argument("--retired", type=int)
-    rule.add_argument("--rationale")
+    rule.add_argument("--upheld", type=int, help="(rule) the finding that must be addressed")
+    rule.add_argument("--retired", type=int, help="(rule) the finding that must not be")
+    rule.add_argument("--rationale", help="(rule) why")
 
     reset = verbs.add_parser("reset", parents=[scoped], help="(operator) start a finished task's new epoch")
     reset.add_argument("id", type=int)
