@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 from eventsourcing.application import AggregateNotFoundError
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.persistence import IntegrityError, OperationalError
 
 from athenaeum.aggregates import fleet
 from athenaeum.aggregates.application import AthenaeumApplication
@@ -140,6 +140,8 @@ class CommandHandler:
                 recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload), self.fingerprint))
             except CommandAlreadyApplied as applied:
                 return self._replay(applied.marker)
+            except OperationalError as error:
+                return self._outcome_unknown(marker, command_id, error)
             except IntegrityError:
                 if (earlier := self._applied(marker)) is not None:
                     return earlier
@@ -150,6 +152,18 @@ class CommandHandler:
                 continue
             return Reply.accepted(recordings[-1].notification.id, payload)
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
+
+    def _outcome_unknown(self, marker: str, command_id: str, error: OperationalError) -> Reply:
+        """The append's answer was lost (a timeout, a leader change): it may have landed, and
+        may yet. Its marker says if it has; else the caller is told to send it again, which
+        applies it at most once, rather than that it failed."""
+        try:
+            earlier = self._applied(marker)
+        except OperationalError:
+            earlier = None
+        return earlier or Reply.rejected(
+            "unavailable", f"the ledger did not confirm the command ({error}); it may yet be applied: send it again "
+            f"with command_id {command_id!r}, which applies it at most once", "command_id")
 
     def _applied(self, marker: str) -> Reply | None:
         stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]

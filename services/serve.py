@@ -66,6 +66,11 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         raise ValueError(f"--data-dir: {options.data_dir} is not a directory")
     if options.read_models:
         scheme_of(options.read_models)  # refused before anything starts
+    elif "projector" not in options.services and options.services & {"commands", "timer"}:
+        # They decide on the views (the fleet's activity, what is due): views of their own
+        # that no projector fills would be an empty fleet and nothing due, and no error.
+        raise ValueError("--services without projector: commands and timer read the views a projector keeps, "
+                         "so give them its --read-models")
     options.data_dir.mkdir(parents=True, exist_ok=True)
     # One serve per data directory, whatever path names it; the lock goes with the process.
     if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
@@ -10,6 +11,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from athenaeum.events.quorum_commands import ProposeQuorum
+from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.nats_server import process_running
 from tests.services.conftest import ATHENAEUM, Served, until
 
@@ -279,6 +282,42 @@ def test_serve_runs_against_a_three_node_cluster(nats_cluster, tmp_path: Path) -
             capture_output=True, text=True, timeout=60,
         )
         assert json.loads(done.stdout)["ok"], done.stdout + done.stderr
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+
+
+def test_a_client_carries_on_through_the_loss_of_its_cluster_node(nats_cluster, tmp_path: Path) -> None:
+    urls = ",".join(nats_cluster.urls)
+    env = os.environ | {"ATHENAEUM_REPLICAS": "3", "ATHENAEUM_STREAM": "FAILOVER"}
+    process = subprocess.Popen([*ATHENAEUM, "serve", "--no-http", "--nats", urls, "--data-dir", str(tmp_path)],
+                               stdout=subprocess.PIPE, text=True, env=env)
+
+    async def through_a_node_loss() -> list[str]:
+        async with await AthenaeumClient.connect(urls, "alice") as client:
+            assert (await client.send(ProposeQuorum(text="a", electorate=["bob"], threshold=1))).ok
+            lost = next(node for node in nats_cluster.nodes if node.port == client.nc.connected_url.port)
+            lost.kill()
+            try:
+                codes = []
+                command = ProposeQuorum(text="b", electorate=["bob"], threshold=1, command_id="after-the-loss")
+                for _ in range(3):  # as a caller does: no answer, or "unavailable", says to send it again
+                    try:
+                        reply = await client.send(command)
+                    except Unreachable:
+                        codes.append("unreachable")
+                        continue
+                    codes.append("ok" if reply.ok else reply.error.code)
+                    if reply.ok:
+                        break
+                return codes
+            finally:
+                lost.start()
+
+    try:
+        assert process.stdout.readline().startswith("athenaeum ready")
+        codes = asyncio.run(through_a_node_loss())
+        assert codes[-1] == "ok", codes
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0

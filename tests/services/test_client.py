@@ -17,8 +17,9 @@ def test_a_lost_server_and_a_misspelt_query_are_named(served: Served) -> None:
         with pytest.raises(Unreachable, match="'ratification.shwo'"):
             client.query("ratification.shwo", topic="x")
         served.stop()
-        for _ in range(2):  # the first try finds the server gone, the second the connection closed
-            with pytest.raises(Unreachable):
-                client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1))
+        for _ in range(2):  # the server is gone: each try says so, with the id to send it again by
+            with pytest.raises(Unreachable) as lost:
+                client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1, command_id="retry-me"))
+            assert lost.value.command_id == "retry-me"
     with pytest.raises(Unreachable, match="cannot reach"):
         SyncClient(url, "alice", timeout=2)
