@@ -15,6 +15,7 @@ import asyncio
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Executor
 from datetime import datetime, timedelta, timezone
 
@@ -40,6 +41,12 @@ TIMER_ACTOR = "athenaeum-timer"
 SCHEDULES_END = datetime(2262, 1, 1, tzinfo=timezone.utc)
 # Readiness windows run in days; a page made ready by the clock is offered within this.
 READINESS_SWEEP_EVERY = timedelta(minutes=15)
+# What a lost schedule missed (its publish failed while the timers stream had no leader) is
+# met by a sweep of what the views say is overdue, twice a minute; one late by less than
+# SWEEP_GRACE is still its schedule's to meet.
+OVERDUE_SWEEP_EVERY = timedelta(seconds=30)
+SWEEP_GRACE = timedelta(seconds=10)
+SCHEDULE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0)  # seconds between tries to set one schedule
 VIEWS_CATCH_UP = 60.0  # seconds a sweep waits for the views before it skips its turn
 PROJECTION = "timers"
 log = logging.getLogger(__name__)
@@ -74,7 +81,10 @@ class TimerService:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self.workers, self.sweep)
         self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop)),
-                       asyncio.create_task(self._sweep_readiness(loop))]
+                       asyncio.create_task(self._every(READINESS_SWEEP_EVERY, self._sweep_readiness_once,
+                                                       "sweeping pages' readiness for approval", loop)),
+                       asyncio.create_task(self._every(OVERDUE_SWEEP_EVERY, self._sweep_late,
+                                                       "sweeping deadlines a lost schedule missed", loop))]
         return self
 
     async def stop(self) -> None:
@@ -85,9 +95,9 @@ class TimerService:
         # the loop then sees the stop flag within one fetch timeout.
         await asyncio.wait(self._tasks, timeout=5)
 
-    def sweep(self) -> None:
-        """Meet every deadline already due."""
-        now = self.handler.clock()
+    def sweep(self, late_by: timedelta = timedelta(0)) -> None:
+        """Meet every deadline due ``late_by`` ago or earlier."""
+        now = self.handler.clock() - late_by
         for deadline in DEADLINES.values():
             for key in deadline.overdue(self.store, now):
                 self.expire(deadline, key)
@@ -155,16 +165,27 @@ class TimerService:
             # History the rules would refuse today; one bad deadline must not stop every timer.
             log.error("cannot schedule %s %s at %s: the start-up sweep is its only timer", deadline.family, key, due)
             return
-        asyncio.run_coroutine_threadsafe(self.schedule(deadline.family, key, when), loop).result(timeout=30)
+        for pause in (*SCHEDULE_RETRY_WAITS, None):  # setting it again only replaces it
+            try:
+                asyncio.run_coroutine_threadsafe(self.schedule(deadline.family, key, when), loop).result(timeout=30)
+                break
+            except Exception:  # noqa: BLE001  the timers stream between leaders, say
+                if pause is None or self._stop.wait(pause):
+                    raise
         self._scheduled[(deadline.family, key)] = due
 
-    async def _sweep_readiness(self, loop: asyncio.AbstractEventLoop) -> None:
+    async def _every(
+        self, period: timedelta, sweep: Callable[[], None], what: str, loop: asyncio.AbstractEventLoop
+    ) -> None:
         while not self._stop.is_set():
             try:
-                await loop.run_in_executor(self.workers, self._sweep_readiness_once)
+                await loop.run_in_executor(self.workers, sweep)
             except Exception:  # noqa: BLE001  the next sweep tries again
-                log.exception("sweeping pages' readiness for approval")
-            await asyncio.sleep(READINESS_SWEEP_EVERY.total_seconds())  # a period, not a wait on a condition
+                log.exception(what)
+            await asyncio.sleep(period.total_seconds())  # a period, not a wait on a condition
+
+    def _sweep_late(self) -> None:
+        self.sweep(SWEEP_GRACE)
 
     def _sweep_readiness_once(self) -> None:
         # The sweep compares the rules with the views: only once the views show the ledger as
