@@ -113,8 +113,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
-            bucket = await ViewBucket.open(nc, ledger["name"], ledger["num_replicas"])
-            await bucket.catch_up(store, store.position(PROJECTION) or 0)
+            bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
+            await bucket.catch_up(store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.

@@ -34,6 +34,7 @@ from athenaeum.projectors.views import Change
 from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE
 from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.subjects import escape
+from athenaeum.services.projection import PROJECTION
 from athenaeum.services.read_models import ReadModelStore
 
 BUCKET = "athenaeum-views"
@@ -42,6 +43,7 @@ POSITION = "Athenaeum-Position"
 # write can lose are bounded by the positions in flight; this only bounds a runaway.
 WRITE_ATTEMPTS = 100
 READ_TIMEOUT = 10.0
+REPAIR_WAITS = (1, 2, 5, 10, 30) + (60,) * 120  # seconds: for about two hours
 log = logging.getLogger(__name__)
 
 
@@ -63,18 +65,20 @@ class Entry(NamedTuple):
 
 
 class ViewBucket:
-    def __init__(self, js: JetStreamContext, bucket: str, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, js: JetStreamContext, bucket: str, store: ReadModelStore, loop: asyncio.AbstractEventLoop) -> None:
         self.js = js
+        self.store = store  # the views it mirrors
         self.loop = loop
         self.stream = f"KV_{bucket}"  # the stream and subjects nats-py's KV keeps a bucket in
         self.prefix = f"$KV.{bucket}."
+        self.repair: asyncio.Task[None] | None = None  # the reconciliation under way after a failed put
 
     @classmethod
-    async def open(cls, nc: Client, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
+    async def open(cls, nc: Client, store: ReadModelStore, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
         """The bucket of the ledger in ``stream`` (another ledger on the same NATS has its own)."""
         js, bucket = nc.jetstream(), bucket_of(stream)
         await js.create_key_value(bucket=bucket, history=1, replicas=replicas)
-        return cls(js, bucket, asyncio.get_running_loop())
+        return cls(js, bucket, store, asyncio.get_running_loop())
 
     async def put(self, position: int, changes: Sequence[Change]) -> None:
         """Write the changes the event at ``position`` made (each to a key of its own, so at once)."""
@@ -82,8 +86,28 @@ class ViewBucket:
                                for change in changes))
 
     def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
-        """For the projector's thread: waits, so one projector's puts keep ledger order."""
-        asyncio.run_coroutine_threadsafe(self.put(position, changes), self.loop).result(timeout=30)
+        """For the projector's thread: waits, so one projector's puts keep ledger order. A put
+        that fails (the bucket's stream between leaders) is made good by reconciling the bucket
+        with the views, tried until it works: the record it missed may never change again."""
+        try:
+            asyncio.run_coroutine_threadsafe(self.put(position, changes), self.loop).result(timeout=30)
+        except Exception:
+            self.loop.call_soon_threadsafe(self._repair_soon)
+            raise
+
+    def _repair_soon(self) -> None:
+        if self.repair is None or self.repair.done():
+            self.repair = self.loop.create_task(self._reconcile())
+
+    async def _reconcile(self) -> None:
+        for wait in REPAIR_WAITS:
+            await asyncio.sleep(wait)
+            try:
+                await self.catch_up(await asyncio.to_thread(lambda: self.store.position(PROJECTION) or 0))
+                return
+            except Exception as error:  # noqa: BLE001  NATS still away: the next try
+                log.warning("reconciling the KV bucket %s with the views: %r", self.stream, error)
+        log.error("the KV bucket %s stays behind the views until the projector restarts", self.stream)
 
     async def write(self, key: str, value: bytes | None, position: int) -> bool:
         """Set ``key`` to ``value`` (None: delete it) as of ``position``, unless its entry
@@ -104,14 +128,14 @@ class ViewBucket:
         log.warning("gave up writing %s as of position %d after %d lost races", key, position, WRITE_ATTEMPTS)
         return False
 
-    async def catch_up(self, store: ReadModelStore, position: int) -> None:
+    async def catch_up(self, position: int) -> None:
         """Reconcile the bucket with the views, which reflect ``position``: what differs is
         written as of ``position``, so entries from further on (replicas ahead of these views)
         stay as they are."""
         held = await self._entries()
         documents = await asyncio.to_thread(
             lambda: {kv_key(view, key): msgspec.json.encode(document)
-                     for view in store.views() for key, document in store.documents(view).items()})
+                     for view in self.store.views() for key, document in self.store.documents(view).items()})
         for key in documents.keys() | held.keys():
             entry, value = held.get(key), documents.get(key)
             # An entry from before entries said their position (0) is stamped, so that views

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import nats
+import pytest
+from eventsourcing.persistence import OperationalError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
@@ -21,17 +23,23 @@ from athenaeum.services.view_bucket import POSITION, ViewBucket, bucket_of
 T = TypeVar("T")
 
 
-def with_bucket(url: str, scenario: Callable[[ViewBucket, KeyValue], Awaitable[T]]) -> T:
+def with_bucket(url: str, scenario: Callable[[ViewBucket, KeyValue], Awaitable[T]], store: ReadModelStore | None = None) -> T:
+    """``scenario`` on a bucket of its own (the server is shared) mirroring ``store``."""
     async def run() -> T:
         nc = await nats.connect(url)
-        ledger = f"T{uuid.uuid4().hex[:8].upper()}"  # a bucket of its own: the server is shared
+        ledger = f"T{uuid.uuid4().hex[:8].upper()}"
         try:
-            bucket = await ViewBucket.open(nc, ledger)
+            bucket = await ViewBucket.open(nc, store or ReadModelStore(":memory:"), ledger)
             return await scenario(bucket, await nc.jetstream().key_value(bucket_of(ledger)))
         finally:
             await nc.close()
 
     return asyncio.run(run())
+
+
+def mirroring(bucket: ViewBucket, store: ReadModelStore) -> ViewBucket:
+    """Another projector's mirror of the same bucket, from views of its own."""
+    return ViewBucket(bucket.js, bucket.stream.removeprefix("KV_"), store, bucket.loop)
 
 
 async def contents(kv: KeyValue) -> dict[str, bytes]:
@@ -76,12 +84,12 @@ def test_an_entry_from_before_entries_had_positions_is_stamped_at_start(nats_ser
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
         await kv.put("pending.alice", b'{"items":[1]}')  # as the views say, but with no position
         await kv.put("_mirror.position", b"7")  # the mark entries kept before
-        await bucket.catch_up(store, 7)
+        await bucket.catch_up(7)
         await bucket.put(2, [Change("pending", "alice", {"items": []})])  # views rebuilding from the start
         return await contents(kv)
 
     try:
-        assert with_bucket(nats_server.url, scenario) == {"pending.alice": b'{"items":[1]}'}
+        assert with_bucket(nats_server.url, scenario, store) == {"pending.alice": b'{"items":[1]}'}
     finally:
         store.close()
 
@@ -97,16 +105,42 @@ def test_a_bucket_left_behind_is_reconciled_and_views_behind_it_leave_it_alone(
         # document the views removed, and an entry from before entries said their position.
         await bucket.put(5, [Change("pending", "alice", {"items": []}), Change("pending", "gone", {})])
         await kv.put("pending.legacy", b"{}")
-        await bucket.catch_up(store, 7)
+        await bucket.catch_up(7)
         reconciled = await contents(kv)
         # A replica further on wrote alice at 9; views still at 5 (rebuilding) must not roll it back.
         await bucket.put(9, [Change("pending", "alice", {"items": [2]})])
-        await bucket.catch_up(ReadModelStore(str(tmp_path / "empty.sqlite")), 5)
+        await mirroring(bucket, ReadModelStore(str(tmp_path / "empty.sqlite"))).catch_up(5)
         return reconciled, await contents(kv)
 
     try:
-        reconciled, later = with_bucket(nats_server.url, scenario)
+        reconciled, later = with_bucket(nats_server.url, scenario, store)
     finally:
         store.close()
     assert reconciled == {"fleet/quorum/0000BEEF": b'{"s":2}', "pending.alice": b'{"items":[1]}'}
     assert later == {"fleet/quorum/0000BEEF": b'{"s":2}', "pending.alice": b'{"items":[2]}'}
+
+
+def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
+    nats_server: NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = ReadModelStore(str(tmp_path / "views.sqlite"))
+    store.apply("views", 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
+    monkeypatch.setattr("athenaeum.services.view_bucket.REPAIR_WAITS", (0, 0))
+
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
+        async def unreachable(position: int, changes: object) -> None:
+            raise OperationalError("the bucket's stream has no leader")
+
+        working = bucket.put
+        bucket.put = unreachable  # type: ignore[method-assign]
+        with pytest.raises(OperationalError):
+            await asyncio.to_thread(bucket.put_from_thread, 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
+        bucket.put = working  # type: ignore[method-assign]
+        assert bucket.repair is not None  # scheduled from the projector's thread before it raised
+        await asyncio.wait_for(bucket.repair, 10)
+        return await contents(kv)
+
+    try:
+        assert with_bucket(nats_server.url, scenario, store) == {"ratifications.adr-1": b'{"status":"ratified"}'}
+    finally:
+        store.close()
