@@ -156,14 +156,14 @@ class CommandHandler:
     def _outcome_unknown(self, marker: str, command_id: str, error: OperationalError) -> Reply:
         """The append's answer was lost (a timeout, a leader change): it may have landed, and
         may yet. Its marker says if it has; else the caller is told to send it again, which
-        applies it at most once, rather than that it failed."""
+        applies it at most once, rather than that it failed for good."""
         try:
             earlier = self._applied(marker)
         except OperationalError:
             earlier = None
         return earlier or Reply.rejected(
-            "unavailable", f"the ledger did not confirm the command ({error}); it may yet be applied: send it again "
-            f"with command_id {command_id!r}, which applies it at most once", "command_id")
+            "unavailable", f"the ledger did not confirm the command ({error}): send it again with command_id "
+            f"{command_id!r}, which applies it at most once", "command_id")
 
     def _applied(self, marker: str) -> Reply | None:
         stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]

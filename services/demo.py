@@ -9,7 +9,6 @@ printed.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import tempfile
 from pathlib import Path

@@ -100,7 +100,10 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         stack.callback(app.close)
         ledger = app.factory.events_config  # type: ignore[attr-defined]  # its stream and replicas, for the timers and the bucket
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
-        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, error_cb=_log_connection_error)
+        # Nothing kept to send later (pending_size=0): an HTTP caller told 503 must not have the
+        # command land once the connection is back.
+        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, pending_size=0,
+                                error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
         # Every service reads the views: the commands for the fleet's activity, too.
         store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
@@ -114,6 +117,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
+            stack.callback(bucket.close)  # once the projector below has stopped putting
             await bucket.catch_up(store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 

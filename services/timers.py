@@ -100,7 +100,12 @@ class TimerService:
         now = self.handler.clock() - late_by
         for deadline in DEADLINES.values():
             for key in deadline.overdue(self.store, now):
-                self.expire(deadline, key)
+                if self._stop.is_set():
+                    return
+                try:
+                    self.expire(deadline, key)
+                except Exception:  # noqa: BLE001  one that cannot be met must not hold up the rest
+                    log.exception("expiring %s %s", deadline.family, key)
 
     def expire(self, deadline: Deadline, key: str) -> datetime | None:
         """Send the deadline's command; None once it is met, else when it is still due."""
@@ -185,17 +190,24 @@ class TimerService:
             await asyncio.sleep(period.total_seconds())  # a period, not a wait on a condition
 
     def _sweep_late(self) -> None:
-        self.sweep(SWEEP_GRACE)
+        if self._views_caught_up():
+            self.sweep(SWEEP_GRACE)
 
     def _sweep_readiness_once(self) -> None:
-        # The sweep compares the rules with the views: only once the views show the ledger as
-        # it stands (at start-up they may be replaying), or it would reassess what is on its way.
+        if self._views_caught_up():
+            sweep_readiness(self.handler, self.store, TIMER_ACTOR)
+
+    def _views_caught_up(self) -> bool:
+        """Whether the views reached the ledger's head as it was when asked (waited for, within
+        a bound). A sweep compares the rules with the views: on views still replaying (at
+        start-up, or a projector of its own lagging) it would act on what is on its way, or
+        take active agents for idle ones."""
         head = self.handler.app.recorder.max_notification_id() or 0
         deadline = time.monotonic() + VIEWS_CATCH_UP
         while (self.store.position(VIEWS_PROJECTION) or 0) < head:
             if self._stop.wait(0.5) or time.monotonic() > deadline:  # poll interval of a bounded wait
-                return
-        sweep_readiness(self.handler, self.store, TIMER_ACTOR)
+                return False
+        return True
 
     async def _fire(self) -> None:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)

@@ -72,6 +72,7 @@ class ViewBucket:
         self.stream = f"KV_{bucket}"  # the stream and subjects nats-py's KV keeps a bucket in
         self.prefix = f"$KV.{bucket}."
         self.repair: asyncio.Task[None] | None = None  # the reconciliation under way after a failed put
+        self._failed_again = False  # a put failed after the reconciliation under way read the views
 
     @classmethod
     async def open(cls, nc: Client, store: ReadModelStore, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
@@ -96,18 +97,27 @@ class ViewBucket:
             raise
 
     def _repair_soon(self) -> None:
+        self._failed_again = True
         if self.repair is None or self.repair.done():
             self.repair = self.loop.create_task(self._reconcile())
 
     async def _reconcile(self) -> None:
         for wait in REPAIR_WAITS:
             await asyncio.sleep(wait)
+            self._failed_again = False  # from here on the views read include every failed put
             try:
                 await self.catch_up(await asyncio.to_thread(lambda: self.store.position(PROJECTION) or 0))
-                return
             except Exception as error:  # noqa: BLE001  NATS still away: the next try
                 log.warning("reconciling the KV bucket %s with the views: %r", self.stream, error)
+                continue
+            if not self._failed_again:
+                return
         log.error("the KV bucket %s stays behind the views until the projector restarts", self.stream)
+
+    def close(self) -> None:
+        """Stop reconciling: the views and the connection are going."""
+        if self.repair is not None:
+            self.repair.cancel()
 
     async def write(self, key: str, value: bytes | None, position: int) -> bool:
         """Set ``key`` to ``value`` (None: delete it) as of ``position``, unless its entry
