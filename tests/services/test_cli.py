@@ -103,6 +103,7 @@ def test_serve_refuses_bad_options_in_one_line_before_starting_anything(tmp_path
         ("--humans", "ada,Not A Slug"): "--humans: 'Not A Slug' is not an agent's name",
         ("--read-models", "mysql://x"): "neither postgresql://... nor a file path",
         ("--data-dir", str(tmp_path / "a-file")): "is not a directory",
+        ("--services", "commands"): "commands and timer read the views a projector keeps",
     }
     for options, message in cases.items():
         done = subprocess.run([*ATHENAEUM, "serve", "--no-http", "--data-dir", str(tmp_path / "home"), *options],
@@ -301,7 +302,7 @@ def test_a_client_carries_on_through_the_loss_of_its_cluster_node(nats_cluster, 
             try:
                 codes = []
                 command = ProposeQuorum(text="b", electorate=["bob"], threshold=1, command_id="after-the-loss")
-                for _ in range(3):  # as a caller does: no answer, or "unavailable", says to send it again
+                for _ in range(8):  # as a caller does: no answer, or "unavailable", says to send it again
                     try:
                         reply = await client.send(command)
                     except Unreachable:

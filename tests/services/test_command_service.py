@@ -15,6 +15,7 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.services.command_handler import CommandHandler
 from athenaeum.services.command_service import ACTOR_HEADER, start_command_service
+from athenaeum.services.jetstream.client import RequestTimedOut
 
 ARTIFACT = "# ADR 9\nShip it.\n"
 
@@ -195,3 +196,34 @@ async def test_a_stopping_service_answers_the_commands_it_already_took(store_env
         await client.close()
         await nc.close()
         app.close()
+
+
+async def test_a_command_whose_append_went_unconfirmed_says_whether_it_landed(store_env, monkeypatch) -> None:
+    # A leader change can swallow an append's answer after the append landed, or before.
+    app = AthenaeumApplication(env=store_env)
+    saved, landed = app.save, iter([True, False])
+
+    def unconfirmed(*events, **kwargs):  # type: ignore[no-untyped-def]
+        if next(landed):
+            saved(*events, **kwargs)
+        raise RequestTimedOut("NATS request timed out after 5s")
+
+    monkeypatch.setattr(app, "save", unconfirmed)
+    nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
+    with ThreadPoolExecutor(2) as workers:
+        service = await start_command_service(nc, CommandHandler(app, humans=frozenset()), workers)
+        try:
+            replies = []
+            for name in (topic(), topic()):
+                body = {"topic": name, "roster": ["alice"], "artifact": ARTIFACT, "command_id": f"init-{name}"}
+                reply = await nc.request("athenaeum.cmd.ratification.init", msgspec.json.encode(body), timeout=10,
+                                         headers={ACTOR_HEADER: "alice"})
+                replies.append((name, msgspec.json.decode(reply.data)))
+        finally:
+            await service.stop()
+    await nc.close()
+    app.close()
+    (first, landed_reply), (second, lost_reply) = replies
+    assert landed_reply["ok"] and landed_reply["events"][0]["type"] == "ArtifactFrozen"
+    assert lost_reply["error"]["code"] == "unavailable" and lost_reply["error"]["field"] == "command_id"
+    assert f"init-{second}" in lost_reply["error"]["message"]
