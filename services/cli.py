@@ -111,11 +111,11 @@ def _main(argv: list[str] | None) -> int:
             humans = slugs(args.humans, "--humans")
             services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
             if not services or services - SERVICES:
-                parser.error(f"--services: choose from {', '.join(sorted(SERVICES))}")
+                raise UsageError(f"--services: choose from {', '.join(sorted(SERVICES))}")
             if args.no_http:
                 services -= {"http"}
             if args.http and "http" not in services:
-                parser.error("--http: the http service does not run here (see --services and --no-http)")
+                raise UsageError("--http: the http service does not run here (see --services and --no-http)")
             offset = os.environ.get("ATHENAEUM_CLOCK_OFFSET")
             options = ServeOptions(
                 data_dir=data_dir,
