@@ -22,8 +22,8 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.quorum_state import evolve
 from athenaeum.aggregates.rules import Context
 from athenaeum.aggregates.state import fold
-from athenaeum.services.audit import Audit
-from athenaeum.services.nats_server import NatsServer
+from athenaeum.services.audit.auditor import Audit
+from athenaeum.services.runtime.nats_server import NatsServer
 from bench.baselines import raw_replay_rate
 from bench.store import rate, report, stream_env
 

@@ -22,7 +22,7 @@ from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.serve import SERVICES, ServeOptions, serving_here
+from athenaeum.services.runtime.serve import SERVICES, ServeOptions, serving_here
 
 from bench.baselines import raw_publish_rate
 

@@ -31,7 +31,7 @@ from athenaeum.aggregates.application import AthenaeumApplication, EventMapper
 from athenaeum.aggregates.state import AggregateState, fold
 from athenaeum.events import Event
 from athenaeum.services.jetstream import JetStreamFactory
-from athenaeum.services.nats_server import NatsServer
+from athenaeum.services.runtime.nats_server import NatsServer
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from athenaeum.services.nats_server import NatsCluster, NatsServer
+from athenaeum.services.runtime.nats_server import NatsCluster, NatsServer
 
 
 @pytest.fixture(scope="session")

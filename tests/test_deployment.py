@@ -28,7 +28,7 @@ def test_compose_yaml_is_valid_against_the_compose_schema(compose: dict) -> None
 
 
 def test_every_athenaeum_service_runs_a_real_verb_with_real_options(compose: dict) -> None:
-    from athenaeum.services.cli import build_parser
+    from athenaeum.services.cli.main import build_parser
 
     athenaeum = {name: service for name, service in compose["services"].items() if service.get("image") == "athenaeum:latest"}
     assert set(athenaeum) == {"commands", "projector", "timer", "http"}

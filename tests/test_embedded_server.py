@@ -10,8 +10,8 @@ from pathlib import Path
 import nats
 import pytest
 
-from athenaeum.services.nats_binary import NatsServerError
-from athenaeum.services.nats_server import NatsServer, free_port, process_running
+from athenaeum.services.runtime.nats_binary import NatsServerError
+from athenaeum.services.runtime.nats_server import NatsServer, free_port, process_running
 
 
 async def jetstream_answers(url: str) -> bool:
@@ -46,7 +46,7 @@ async def test_a_restarted_server_keeps_its_port(tmp_path: Path) -> None:
 
 def test_a_server_stops_with_the_interpreter_that_started_it(tmp_path: Path) -> None:
     script = (
-        "from athenaeum.services.nats_server import NatsServer\n"
+        "from athenaeum.services.runtime.nats_server import NatsServer\n"
         f"server = NatsServer(store_dir={str(tmp_path)!r}).start()\n"
         "print(server._process.pid, flush=True)\n"
     )
@@ -63,7 +63,7 @@ def test_a_server_orphaned_by_a_program_killed_outright_is_stopped_before_anothe
 ) -> None:
     script = (
         "import os\n"
-        "from athenaeum.services.nats_server import NatsServer\n"
+        "from athenaeum.services.runtime.nats_server import NatsServer\n"
         f"server = NatsServer(store_dir={str(tmp_path)!r}).start()\n"
         "print(server._process.pid, flush=True)\n"
         "os._exit(0)  # as SIGKILL would: no clean-up\n"

@@ -25,7 +25,7 @@ from nats.aio.msg import Msg
 
 from athenaeum.services.jetstream.messages import Outgoing, Stored, stored, stored_from_api
 from athenaeum.services.jetstream.reads import MAX_BATCH_BYTES, ReadReplies
-from athenaeum.services.nats_binary import NatsServerError, require_version
+from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
 
 # The server rejects atomic batches of more messages than this (err_code 10199).
 MAX_BATCH = 1000

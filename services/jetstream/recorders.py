@@ -87,7 +87,7 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         return self.connection.run(self.log.applied(command_id))
 
     def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
-        return JetStreamSubscription(self, gt=gt, topics=topics)
+        return JetStreamSubscription(self, self.connection, self.log, gt=gt, topics=topics)
 
 
 class JetStreamTrackingRecorder(JetStreamRecorder, TrackingRecorder):

@@ -13,16 +13,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from eventsourcing.persistence import ListenNotifySubscription, OperationalError, ShutDown
+from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, OperationalError, ShutDown
+from nats.aio.msg import Msg
 
+from athenaeum.services.jetstream.connection import Connection
+from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.notifications import scan
-
-if TYPE_CHECKING:
-    from nats.aio.msg import Msg
-
-    from athenaeum.services.jetstream.recorders import JetStreamApplicationRecorder
 
 POLL_INTERVAL = 0.25
 # After a wake-up that found nothing: an atomic batch commits within milliseconds of its
@@ -31,21 +28,22 @@ COMMIT_WAITS = (0.002, 0.01, 0.05)
 RESUME_TIMEOUT = 30.0
 
 
-class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecorder"]):
+class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
     def __init__(
         self,
-        recorder: JetStreamApplicationRecorder,
+        recorder: ApplicationRecorder,
+        connection: Connection,
+        log: StreamLog,
         gt: int | None = None,
         topics: Sequence[str] = (),
         resume_timeout: float = RESUME_TIMEOUT,
     ) -> None:
         self.resume_timeout = resume_timeout
+        """``connection`` and ``log``: the recorder's, which this reads from directly."""
         self._stopped = threading.Event()
-        connection = recorder.connection
-        self._wake_up = connection.run(
-            connection.client.nc.subscribe(recorder.log.subjects.events, cb=self._on_append)
-        )
+        self._wake_up = connection.run(connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
         self._connection = connection
+        self._log = log
         super().__init__(recorder=recorder, gt=gt, topics=topics)
 
     async def _on_append(self, msg: Msg) -> None:
@@ -102,7 +100,7 @@ class JetStreamSubscription(ListenNotifySubscription["JetStreamApplicationRecord
         while not self._has_been_stopped:
             self._has_been_notified.clear()
             notifications, looked_at = self._connection.run(
-                scan(self._recorder.log, self._last_notification_id or 0, self._select_limit, None, self._topics, False))
+                scan(self._log, self._last_notification_id or 0, self._select_limit, None, self._topics, False))
             if notifications:
                 try:
                     self._notifications_queue.put(notifications)

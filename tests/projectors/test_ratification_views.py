@@ -7,7 +7,7 @@ from athenaeum.aggregates.ratification_state import evolve
 from athenaeum.events import Event
 from athenaeum.events.ratification import Decision, HumanChoice
 from athenaeum.projectors.views import Document, project_all
-from athenaeum.services.projection import PROJECTORS
+from athenaeum.projectors.registry import PROJECTORS
 from tests.aggregates.given import at, given
 from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
 

@@ -102,24 +102,6 @@ def test_an_approval_waits_for_the_humans_while_the_page_is_ready_for_it() -> No
     assert items(views(page), "@humans") == []
 
 
-def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:
-    import yaml
-
-    from athenaeum.aggregates.page_consensus import Member
-    from athenaeum.services.command_handler import Activity
-    from athenaeum.services.page_queries import consensus_block
-
-    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-    page += p.dispute(given(page_evolve, page).state, at(2, "bob"), section='the "2/3" rule\nand more')
-    members = tuple(Member(name, T0, T0) for name in ("alice", "bob"))
-    block = yaml.safe_load(consensus_block(given(page_evolve, page).state, Activity(members, 3), T0))
-    assert block["rev"] == "v1" and block["consensus"]["bob"].startswith('disputed | section: the "2/3" rule\nand more')
-    # A dispute by someone outside the fleet's agents holds canon back too, so it is listed.
-    page += p.dispute(given(page_evolve, page).state, at(3, "ada"), section="§2")
-    block = yaml.safe_load(consensus_block(given(page_evolve, page).state, Activity(members, 4), T0))
-    assert block["consensus"]["ada"].startswith("disputed | section: §2 | ")
-
-
 def test_an_agent_back_after_sixty_idle_days_reviews_every_page_again() -> None:
     roster = registered("alice", "bob")
     page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")

@@ -238,7 +238,7 @@ def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood
     from athenaeum.aggregates import page as page_rules
     from athenaeum.aggregates.page_state import evolve as page_evolve
     from athenaeum.events.page import CanonLevel
-    from athenaeum.services.audit import Audit
+    from athenaeum.services.audit.auditor import Audit
 
     def run(*args: str, actor: str) -> dict:
         done = ledger.run(*args, "--json", actor=actor)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from athenaeum.events.quorum_commands import ProposeQuorum
 from athenaeum.services.client import AthenaeumClient, Unreachable
-from athenaeum.services.nats_server import process_running
+from athenaeum.services.runtime.nats_server import process_running
 from tests.services.conftest import ATHENAEUM, Served, until
 
 TEXT = "# ADR 3\nUse the ledger.\n"

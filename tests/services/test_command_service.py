@@ -13,8 +13,8 @@ import pytest
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.ratification import sha256_of
-from athenaeum.services.command_handler import CommandHandler
-from athenaeum.services.command_service import ACTOR_HEADER, start_command_service
+from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.service import ACTOR_HEADER, start_command_service
 from athenaeum.services.jetstream.client import RequestTimedOut
 
 ARTIFACT = "# ADR 9\nShip it.\n"
@@ -157,8 +157,8 @@ async def test_a_stopping_service_answers_the_commands_it_already_took(store_env
     import threading
     import time
 
-    from athenaeum.services.command_handler import utc_now
-    from athenaeum.services.command_service import stop_answering
+    from athenaeum.services.commands.handler import utc_now
+    from athenaeum.services.commands.service import stop_answering
 
     entered, released = threading.Event(), threading.Event()
 

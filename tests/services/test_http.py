@@ -145,7 +145,7 @@ def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.
 
 
 def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
-    from athenaeum.services.routes import ROUTES
+    from athenaeum.services.commands.routes import ROUTES
 
     paths = http.get("/openapi.json").json()["paths"]
     assert {f"/commands/{r.family}/{r.verb}" for r in ROUTES} <= set(paths)

@@ -11,7 +11,7 @@ import pytest
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.projectors.views import Change
-from athenaeum.services.read_models import ReadModelStore
+from athenaeum.services.views.read_models import ReadModelStore
 
 POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 

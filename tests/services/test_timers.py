@@ -10,9 +10,9 @@ from pathlib import Path
 import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.services.command_handler import CommandHandler
-from athenaeum.services.read_models import ReadModelStore
-from athenaeum.services.timers import TimerService
+from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.services.timers.service import TimerService
 
 
 async def test_a_deadline_past_the_end_of_message_schedules_is_never_scheduled(store_env, tmp_path: Path) -> None:

@@ -16,9 +16,9 @@ from eventsourcing.persistence import OperationalError
 from nats.js.kv import KeyValue
 
 from athenaeum.projectors.views import Change
-from athenaeum.services.nats_server import NatsServer
-from athenaeum.services.read_models import ReadModelStore
-from athenaeum.services.view_bucket import POSITION, ViewBucket, bucket_of
+from athenaeum.services.runtime.nats_server import NatsServer
+from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.services.views.bucket import POSITION, ViewBucket, bucket_of
 
 T = TypeVar("T")
 
@@ -125,7 +125,7 @@ def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
 ) -> None:
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
     store.apply("views", 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
-    monkeypatch.setattr("athenaeum.services.view_bucket.REPAIR_WAITS", (0, 0))
+    monkeypatch.setattr("athenaeum.services.views.bucket.REPAIR_WAITS", (0, 0))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
         async def unreachable(position: int, changes: object) -> None:

@@ -19,7 +19,7 @@ from eventsourcing.utils import Environment
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.client import JetStreamClient
 from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
-from athenaeum.services.nats_server import NatsCluster
+from athenaeum.services.runtime.nats_server import NatsCluster
 from tests.conftest import new_stream_name
 
 

@@ -14,8 +14,8 @@ from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
-from athenaeum.services.nats_binary import NatsServerError, require_version
-from athenaeum.services.nats_server import NatsServer, free_port
+from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
+from athenaeum.services.runtime.nats_server import NatsServer, free_port
 from tests.conftest import new_stream_name
 
 
@@ -73,7 +73,7 @@ def test_a_subscription_whose_server_stays_away_fails_with_a_clear_error(own_ser
     with JetStreamFactory(Environment(env=env)) as factory:
         recorder = factory.application_recorder()
         recorder.insert_events([stored("only", 1)])
-        with JetStreamSubscription(recorder, gt=1, resume_timeout=1.0) as subscription:
+        with JetStreamSubscription(recorder, recorder.connection, recorder.log, gt=1, resume_timeout=1.0) as subscription:
             own_server.stop()
             with pytest.raises(OperationalError, match="gave up after"):
                 next(subscription)

@@ -1,0 +1,144 @@
+"""``athenaeum audit | replay | export | verify-export``: what auditors run. They read the
+stream itself, not the services' answers."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+import msgspec
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.services.audit import export as ledger_export
+from athenaeum.services.audit.auditor import Audit, Report
+from athenaeum.services.cli.args import UsageError, slugs
+from athenaeum.services.views.read_models import ReadModelStore
+
+NAMES = ("audit", "replay", "export", "verify-export")
+
+
+def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    audit = subparsers.add_parser("audit", parents=[common], help="replay the ledger and check it against the rules")
+    audit.add_argument("--until", help="a position, or an ISO 8601 time")
+    audit.add_argument("--family", dest="only_family", choices=["ratification", "quorum", "thread", "page", "task", "fleet", "ledger",
+                                            "views"], help="report only this family's findings (the whole ledger is replayed)")
+    audit.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
+                       help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
+    audit.add_argument("--read-models", help="the live views to compare (default: the data dir's SQLite)")
+
+    replay = subparsers.add_parser("replay", parents=[common], help="write every aggregate's records as of a point")
+    replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
+    replay.add_argument("--out", required=True, type=Path, help="a new or empty directory for the records")
+    replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
+                        help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
+
+    export = subparsers.add_parser("export", parents=[common], help="the ledger as JSON Lines, on stdout")
+    export.add_argument("--since", type=int, default=1, help="the first position to export")
+    export.add_argument("--until", help="a position, or an ISO 8601 time")
+
+    # It reads a file and nothing else, but takes the flags every verb takes, for scripts.
+    verify = subparsers.add_parser("verify-export", parents=[common], help="check an export against its checkpoints, offline")
+    verify.add_argument("file", type=Path)
+
+
+def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
+    """The verb's exit code: 0 clean, 1 any HARD finding, 2 usage, 3 unreachable."""
+    if args.family == "verify-export":
+        try:
+            with args.file.open("rb") as lines:
+                findings, events = ledger_export.verify(lines)
+        except OSError as error:
+            raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
+        return _show(Report(findings=findings, events=events), args.json)
+    until = _point(getattr(args, "until", None))
+    if args.family == "replay" and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
+        # Files of a later point left beside this one's would show states that never were.
+        raise UsageError(f"--out: {args.out} is not an empty directory; replay writes one point in time into a new one")
+    with _ledger(url) as app:
+        if args.family == "export":
+            position, moment = (until, None) if isinstance(until, int) else (None, until)
+            for line in ledger_export.export(app, since=args.since, until=position, until_time=moment):
+                sys.stdout.buffer.write(line)
+            return 0
+        humans = slugs(args.humans, "--humans")
+        if args.family == "replay":
+            from athenaeum.services.audit.replay import replay
+
+            try:
+                report = replay(app, args.out, humans, until)
+            except OSError as error:
+                raise UsageError(f"--out: cannot write the records under {args.out}: {error.strerror}") from error
+            print(f"wrote {report} to {args.out}")
+            return 0
+        live = _live_views(args.read_models, data_dir)
+        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress())
+        position, moment = (until, None) if isinstance(until, int) else (None, until)
+        report = audit.run(until_position=position, until_time=moment)
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")
+        return _show(report, args.json)
+
+
+def _point(text: str | None) -> int | datetime | None:
+    if text is None:
+        return None
+    if text.isdigit():
+        return int(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise UsageError(f"--until: {text!r} is neither a position nor an ISO 8601 time") from error
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@contextmanager
+def _ledger(url: str | None) -> Iterator[AthenaeumApplication]:
+    env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url or "nats://127.0.0.1:4222",
+           "ATHENAEUM_CREATE_STREAM": "n"}  # an auditor reads the ledger, and writes nothing
+    if stream := os.environ.get("ATHENAEUM_STREAM"):
+        env["ATHENAEUM_STREAM"] = stream
+    app = AthenaeumApplication(env=env)
+    try:
+        yield app
+    finally:
+        app.close()
+
+
+def _live_views(url: str | None, data_dir: Path) -> ReadModelStore | None:
+    default = data_dir / "views.sqlite"
+    if not url and not default.exists():
+        return None
+    try:
+        return ReadModelStore(url or str(default), create=False)
+    except ValueError as error:
+        raise UsageError(f"--read-models: {error}") from error
+
+
+def _progress():  # type: ignore[no-untyped-def]
+    if not sys.stderr.isatty():
+        return lambda events: None
+
+    def show(events: int) -> None:
+        sys.stderr.write(f"\raudited {events:,} events")
+        sys.stderr.flush()
+
+    return show
+
+
+def _show(report: Report, as_json: bool) -> int:
+    if as_json:
+        print(msgspec.json.encode({"findings": report.findings, "summary": report.summary}).decode())
+    else:
+        summary = report.summary
+        aggregates = f", {summary['aggregates']:,} aggregates" if summary["aggregates"] else ""  # none: an export's lines
+        print(f"{summary['events']:,} events{aggregates}: "
+              f"{summary['HARD']} HARD, {summary['WARN']} WARN, {summary['INFO']} INFO")
+        for finding in report.findings:
+            where = f"@{finding.position}" if finding.position is not None else ""
+            print(f"  {finding.severity:<4} {finding.code:<24} {finding.family:<12} {finding.id}{where}: {finding.message}")
+    return 1 if report.summary["HARD"] else 0

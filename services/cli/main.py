@@ -1,0 +1,264 @@
+"""The ``athenaeum`` command line.
+
+Exit codes: 0 done, 1 rejected by a rule (with ``--json`` the error object on stdout),
+2 usage error, 3 server unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+from importlib import metadata
+from datetime import timedelta
+from pathlib import Path
+
+import msgspec
+from eventsourcing.persistence import OperationalError, ProgrammingError
+
+from athenaeum.events import event_registry
+from athenaeum.services.cli import audit as cli_audit
+from athenaeum.services.cli import page as cli_page
+from athenaeum.services.cli import quorum as cli_quorum
+from athenaeum.services.cli import ratify as cli_ratify
+from athenaeum.services.cli import task as cli_task
+from athenaeum.services.cli import thread as cli_thread
+from athenaeum.services.cli.args import UsageError, agent, duration, slugs
+from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.runtime.demo import run_demo
+from athenaeum.services.runtime.nats_binary import NatsServerError
+from athenaeum.services.commands.replies import Reply, encode
+from athenaeum.services.commands.routes import ROUTES
+from athenaeum.services.runtime.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
+
+DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
+EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task)
+FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
+SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    data_dir_option = argparse.ArgumentParser(add_help=False)
+    data_dir_option.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
+    common = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
+    common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL, "
+                                       "else nats://127.0.0.1:4222)")
+    common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"), help="who acts ($ATHENAEUM_AGENT)")
+    common.add_argument("--json", action="store_true", help="machine-readable output")
+
+    parser = argparse.ArgumentParser(
+        prog="athenaeum",
+        description="Athenaeum: the ledger of how a fleet of agents decides together, on NATS JetStream.",
+    )
+    parser.add_argument("--version", action="version", version=f"athenaeum {metadata.version('athenaeum')}")
+    subparsers = parser.add_subparsers(dest="family", metavar="COMMAND")
+
+    run = subparsers.add_parser("serve", parents=[data_dir_option], help="run the ledger: NATS and all services")
+    run.add_argument("--nats", help="use this NATS server or cluster (URL[,URL...]) instead of an embedded one")
+    run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
+    run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
+                     help="human principals: a,b (default $ATHENAEUM_HUMANS)")
+    run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
+    run.add_argument("--services", default=",".join(sorted(SERVICES)),
+                     help=f"which services run here, of {','.join(sorted(SERVICES))} (default: all)")
+    run.add_argument("--http", help=f"HOST:PORT of the HTTP gateway (default $ATHENAEUM_HTTP or {DEFAULT_HTTP}; "
+                                    "port 0: a free one)")
+    run.add_argument("--no-http", action="store_true", help="serve no HTTP")
+
+    for module in MODULES:
+        module.add_verbs(subparsers, common)
+    cli_audit.add_verbs(subparsers, common)
+    subparsers.add_parser("schema", help="the JSON Schema of every event and command")
+    subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
+    check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
+    check.add_argument("--after", type=int, help="wait until the views reach this position")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise
+        # A reader that stopped early (``| head``) is no error; the output left unflushed
+        # goes nowhere, so the interpreter's exit does not complain of the pipe either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return DONE
+
+
+def _stdout_closed() -> bool:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return True
+    return False
+
+
+def _main(argv: list[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.family is None:
+        parser.print_help()
+        return USAGE
+    if args.family == "demo":
+        asyncio.run(run_demo(sys.stdout))
+        return DONE
+    if args.family == "schema":
+        print(msgspec.json.encode(schema()).decode())
+        return DONE
+    data_dir = getattr(args, "data_dir", None) or default_data_dir()
+    if args.family == "serve":
+        try:
+            humans = slugs(args.humans, "--humans")
+            services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
+            if not services or services - SERVICES:
+                raise UsageError(f"--services: choose from {', '.join(sorted(SERVICES))}")
+            if args.no_http:
+                services -= {"http"}
+            if args.http and "http" not in services:
+                raise UsageError("--http: the http service does not run here (see --services and --no-http)")
+            offset = os.environ.get("ATHENAEUM_CLOCK_OFFSET")
+            options = ServeOptions(
+                data_dir=data_dir,
+                nats_url=args.nats,
+                port=args.port,
+                humans=humans,
+                read_models=args.read_models,
+                services=services,
+                http=args.http or os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
+                clock_offset=duration(offset, "ATHENAEUM_CLOCK_OFFSET") if offset else timedelta(0),
+            )
+            asyncio.run(serve(options))
+        except KeyboardInterrupt:
+            pass
+        except ValueError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return USAGE
+        # NATS, its embedded server or the read models: the message names which.
+        except (OperationalError, ProgrammingError, NatsServerError, OSError) as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return UNREACHABLE
+        return DONE
+    url = getattr(args, "nats", None) or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL")
+    if args.family in cli_audit.NAMES:
+        try:
+            return cli_audit.run(args, url, data_dir)
+        except UsageError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return USAGE
+        except OperationalError as error:  # NATS or the read models: the message names which
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return UNREACHABLE
+        except ProgrammingError as error:  # no such stream, or a server too old
+            print(f"athenaeum: cannot read the ledger: {error}", file=sys.stderr)
+            return UNREACHABLE
+    try:
+        query = _query(args)
+        # Reading needs no identity, except to ask what waits on oneself.
+        if query is None or args.family == "check":  # reading needs no identity
+            if not args.actor:
+                raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
+            agent(args.actor, "--as (or ATHENAEUM_AGENT)")
+        command = None if query else FAMILIES[args.family].command_from(args)
+    except UsageError as error:
+        print(f"athenaeum: {error}", file=sys.stderr)
+        return USAGE
+    url = url or "nats://127.0.0.1:4222"
+    try:
+        with SyncClient(url, args.actor or "") as client:
+            if query is not None:
+                answer = client.query(query[0], **query[1])
+                show_answer(answer, args.json)
+                return DONE if answer["ok"] else REJECTED
+            reply = client.send(command)
+    except Unreachable as error:
+        print(f"athenaeum: {error}", file=sys.stderr)
+        return UNREACHABLE
+    show(reply, args.json)
+    return DONE if reply.ok else REJECTED
+
+
+def schema() -> dict:
+    """JSON Schemas (msgspec's) of every event by tag and every command by subject."""
+    for family in EVENT_MODULES:  # importing a family registers its events
+        importlib.import_module(f"athenaeum.events.{family}")
+
+    events = sorted(event_registry.types().items())
+    commands = [(route.subject, route.command) for route in ROUTES]
+    _, components = msgspec.json.schema_components([cls for _, cls in events] + [cls for _, cls in commands])
+    return {
+        "events": {tag: {"$ref": f"#/$defs/{cls.__name__}"} for tag, cls in events},
+        "commands": {subject: {"$ref": f"#/$defs/{cls.__name__}"} for subject, cls in commands},
+        "$defs": components,
+    }
+
+
+def _query(args: argparse.Namespace) -> tuple[str, dict] | None:
+    """The read-model query a verb asks, if it is a query."""
+    after = {"after": args.after} if getattr(args, "after", None) is not None else {}
+    query = ("check", {"agent": args.actor}) if args.family == "check" else FAMILIES[args.family].query_from(args)
+    return None if query is None else (query[0], query[1] | after)
+
+
+def show_answer(answer: dict, as_json: bool) -> None:
+    if as_json:
+        print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
+    elif not answer["ok"]:
+        print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
+    elif "record" in answer["result"]:
+        sys.stdout.write(answer["result"]["text"])  # exact bytes, its own newlines
+    elif "tasks" in answer["result"]:
+        print(f"{len(answer['result']['tasks'])} task(s)")
+        for task in answer["result"]["tasks"]:
+            waiting = f" ({task['arbitrationPendingTrigger']})" if task.get("arbitrationPendingTrigger") else ""
+            print(f"{task['id']:>6}  {task['status'] + waiting:<44} {task['title']}")
+    elif "items" in answer["result"]:
+        items = answer["result"]["items"]
+        print(f"{len(items)} waiting on {answer['result']['agent']}")
+        for item in items:
+            print(f"  {item['kind']:<14} {item['id']:<24} {item['action']:<8} {item.get('deadline') or ''}")
+    else:
+        for key, value in answer["result"].items():
+            print(f"{key:>16}: {_readable(value)}")
+
+
+def _readable(value: object) -> str:
+    if isinstance(value, list):
+        return ", ".join(_readable(item) for item in value) or "-"
+    if isinstance(value, dict):
+        return " ".join(f"{key}={_readable(item)}" for key, item in value.items()) or "-"
+    return "-" if value is None else str(value)
+
+
+def show(reply: Reply, as_json: bool) -> None:
+    for warning in reply.warnings:
+        print(f"athenaeum: warning: {warning}", file=sys.stderr)
+    if as_json:
+        print(msgspec.json.encode(summary(reply)).decode())
+    elif reply.ok:
+        events = msgspec.json.decode(reply.events)
+        print(f"done at position {reply.position}: {', '.join(e['type'] for e in events) or 'nothing to do'}")
+        for key, value in _facts(events).items():
+            print(f"{key:>16}: {value}")
+    elif reply.error is not None:
+        where = f" ({reply.error.field})" if reply.error.field else ""
+        print(f"rejected: {reply.error.code}{where}: {reply.error.message}")
+
+
+def summary(reply: Reply) -> dict:
+    """The reply, plus the facts scripts need (a new proposal's id, a frozen sha) at its top level."""
+    body = msgspec.json.decode(encode(reply))
+    return body | _facts(body.get("events", []))
+
+
+def _facts(events: list[dict]) -> dict:
+    facts: dict = {}
+    for event in events:
+        if (summarize := SUMMARIES.get(event["type"])) is not None:
+            facts |= summarize(event)
+    return facts
+

@@ -1,0 +1,181 @@
+"""The Python client: send commands to Athenaeum over NATS.
+
+``AthenaeumClient`` is async; ``SyncClient`` wraps it for scripts. Both give every command a
+``command_id`` when the caller did not. A retry is safe when it carries the same id: set one on
+the command, or take it from the ``Unreachable`` that a lost reply raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+import msgspec
+import nats
+import nats.errors
+from nats.aio.client import Client
+
+from athenaeum.events.commands import Command
+from athenaeum.services.commands.service import ACTOR_HEADER
+from athenaeum.services.jetstream.loop import LoopThread
+from athenaeum.services.queries.service import QUERY_PREFIX
+from athenaeum.services.commands.replies import Reply, decode
+from athenaeum.services.commands.routes import ROUTES
+
+_routes = {route.command: route for route in ROUTES}
+
+
+class Unreachable(ConnectionError):
+    """No Athenaeum server or command service answers. ``command_id`` is the id the command
+    went with, if it went: send it again with that id, and it is applied at most once."""
+
+    def __init__(self, message: str, command_id: str | None = None) -> None:
+        super().__init__(message)
+        self.command_id = command_id
+
+
+class AthenaeumClient:
+    def __init__(self, nc: Client, actor: str, timeout: float = 10.0, online: asyncio.Event | None = None) -> None:
+        self.nc = nc
+        self.actor = actor
+        self.timeout = timeout
+        self._online = online or asyncio.Event()
+        if online is None and nc.is_connected:
+            self._online.set()
+
+    @classmethod
+    async def connect(cls, url: str, actor: str, timeout: float = 10.0) -> AthenaeumClient:
+        servers = url.split(",")  # a cluster: several URLs, comma-separated
+        online = asyncio.Event()
+        last_error: list[Exception] = []
+
+        async def remember(error: Exception) -> None:  # failures reach the caller, named, not printed
+            last_error[:] = [error]
+
+        async def disconnected() -> None:
+            online.clear()
+
+        async def reconnected() -> None:
+            online.set()
+
+        try:
+            # Within ``timeout``, so a command line says "unreachable" now; once connected, a
+            # node that goes away is replaced by another of the cluster's.
+            nc = await asyncio.wait_for(
+                nats.connect(
+                    servers=servers,
+                    # A share each: a node that takes connections but never answers leaves
+                    # time to try the others.
+                    connect_timeout=timeout / (len(servers) + 1),
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.25,
+                    # Nothing is kept to send later: a command its caller was told did not go
+                    # must not go once the connection is back.
+                    pending_size=0,
+                    error_cb=remember,
+                    disconnected_cb=disconnected,
+                    reconnected_cb=reconnected,
+                ),
+                timeout,
+            )
+        except (asyncio.TimeoutError, nats.errors.Error, OSError) as error:
+            cause = last_error[0] if last_error else error
+            raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {cause!r}") from error
+        online.set()
+        return cls(nc, actor, timeout, online)
+
+    async def _connected(self, what: str, command_id: str | None = None) -> None:
+        """Wait, within the timeout, for a connection that is back: nothing is sent meanwhile."""
+        if self.nc.is_closed:
+            raise Unreachable(f"the connection to Athenaeum's NATS is closed: {what} was not sent", command_id)
+        try:
+            await asyncio.wait_for(self._online.wait(), self.timeout)
+        except asyncio.TimeoutError:
+            raise Unreachable(f"not connected to Athenaeum's NATS for {self.timeout}s: {what} was not sent",
+                              command_id) from None
+
+    async def send(self, command: Command) -> Reply:
+        """Send ``command`` as this client's actor; the reply says accepted or which rule broke."""
+        route = _routes[type(command)]
+        if command.command_id is None:
+            command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
+        await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)
+        try:
+            msg = await self.nc.request(
+                route.subject, msgspec.json.encode(command), timeout=self.timeout, headers={ACTOR_HEADER: self.actor}
+            )
+        except nats.errors.NoRespondersError as error:
+            raise Unreachable("no Athenaeum command service is running") from error
+        except nats.errors.TimeoutError as error:
+            raise Unreachable(f"no reply within {self.timeout}s (command_id {command.command_id!r})",
+                              command.command_id) from error
+        except nats.errors.MaxPayloadError as error:
+            return Reply.rejected("invalid", f"the command is over the server's message size limit: {error}", "body")
+        except nats.errors.OutboundBufferLimitError as error:  # gone between the wait and the send
+            raise Unreachable(f"not connected to Athenaeum's NATS: the command (command_id {command.command_id!r}) "
+                              "was not sent", command.command_id) from error
+        except nats.errors.Error as error:  # the connection is gone, perhaps after the command went
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost (command_id {command.command_id!r}): "
+                              f"{error!r}", command.command_id) from error
+        return decode(msg.data)
+
+    async def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        """Ask a read model (``ratification.show``, ``check``); ``after=position`` waits for
+        the views to reach that position first."""
+        subject = f"{QUERY_PREFIX}.{name}"
+        await self._connected(f"the query {name!r}")
+        try:
+            msg = await self.nc.request(subject, msgspec.json.encode(fields), timeout=self.timeout)
+        except nats.errors.NoRespondersError as error:
+            raise Unreachable(f"nothing answers the query {name!r}: no such query, or no query service running") from error
+        except nats.errors.TimeoutError as error:
+            raise Unreachable(f"no answer within {self.timeout}s") from error
+        except nats.errors.Error as error:
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost: {error!r}") from error
+        return msgspec.json.decode(msg.data)
+
+    async def close(self) -> None:
+        try:
+            await self.nc.close()
+        except (nats.errors.Error, OSError):  # a connection already broken has nothing to flush
+            pass
+
+    async def __aenter__(self) -> AthenaeumClient:
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+
+class SyncClient:
+    """The same client for synchronous code. Its loop runs on a thread of its own, so an idle
+    client still answers the server's pings and notices a lost node before it is next used."""
+
+    def __init__(self, url: str, actor: str, timeout: float = 10.0) -> None:
+        self._loop = LoopThread("athenaeum-client")
+        try:
+            self._client = self._loop.run(AthenaeumClient.connect(url, actor, timeout))
+        except BaseException:
+            self._loop.close()
+            raise
+
+    def send(self, command: Command) -> Reply:
+        return self._loop.run(self._client.send(command))
+
+    def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        return self._loop.run(self._client.query(name, **fields))
+
+    def close(self) -> None:
+        try:
+            if self._loop.running:
+                self._loop.run(self._client.close())
+        finally:
+            self._loop.close()  # and with it what nats-py leaves when closed mid-reconnect
+
+    def __enter__(self) -> SyncClient:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,108 @@
+"""The ``athenaeum`` NATS micro service: one endpoint per command, in a queue group so
+replicas share the load. Endpoints decode, hand the command to a worker thread, and reply."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
+from importlib import metadata
+
+import msgspec
+from nats import micro
+from nats.aio.client import Client
+from nats.micro.request import Request
+from nats.micro.service import Service
+
+from athenaeum.aggregates.rules import SLUG, RuleViolation, require_bounded_texts
+from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.replies import Reply, encode, malformed
+from athenaeum.services.commands.routes import ROUTES, Route
+
+ACTOR_HEADER = "Athenaeum-Actor"
+log = logging.getLogger(__name__)
+QUEUE_GROUP = "athenaeum"
+
+
+async def start_command_service(
+    nc: Client, handler: CommandHandler, workers: Executor, commands: bool = True
+) -> Service:
+    """The ``athenaeum`` service; with ``commands=False`` it carries only what is added later
+    (queries), for a process that runs no command handlers."""
+    service = await micro.add_service(
+        nc,
+        name="athenaeum",
+        version=metadata.version("athenaeum"),
+        description="Athenaeum commands",
+        queue_group=QUEUE_GROUP,
+    )
+    for route in ROUTES if commands else ():
+        await service.add_endpoint(
+            name=f"{route.family}-{route.verb}",
+            subject=route.subject,
+            handler=_endpoint(route, handler, workers),
+        )
+    await nc.flush()  # the server has the subscriptions: a request from any connection finds them
+    return service
+
+
+def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type: ignore[no-untyped-def]
+    decoder = msgspec.json.Decoder(route.command)
+
+    async def answer(request: Request) -> None:
+        actor = (request.headers or {}).get(ACTOR_HEADER, "")
+        if not SLUG.fullmatch(actor):
+            reply = Reply.rejected(
+                "invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: {actor!r}", "actor"
+            )
+        else:
+            try:
+                command = decoder.decode(request.data)
+                require_bounded_texts(command)
+            except msgspec.DecodeError as error:
+                reply = malformed(error)
+            except RuleViolation as violation:
+                reply = Reply.rejected(violation.code, violation.message, violation.field)
+            else:
+                loop = asyncio.get_running_loop()
+                try:
+                    reply = await loop.run_in_executor(workers, route.run, handler.for_command(command), command, actor)
+                except Exception as error:  # noqa: BLE001  a request must always be answered
+                    log.exception("%s failed", route.subject)
+                    reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")
+        if reply.ok or reply.error is None:
+            await request.respond(encode(reply))
+        else:
+            await request.respond_error(reply.error.code, reply.error.message, encode(reply))
+
+    return concurrently(answer)
+
+
+_in_flight: set[asyncio.Task[None]] = set()  # requests being answered, by every endpoint
+
+
+def concurrently(answer: Callable[[Request], Awaitable[None]]) -> Callable[[Request], Awaitable[None]]:
+    """nats-py awaits a subscription's callback before it delivers the next message, so each
+    request gets a task of its own: requests on different aggregates overlap."""
+
+    async def endpoint(request: Request) -> None:
+        task = asyncio.create_task(answer(request))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+    return endpoint
+
+
+async def stop_answering(service: Service, grace: float) -> None:
+    """Take no more requests, and answer those already taken (up to ``grace`` seconds): a
+    command applied must not go unanswered because its replica was stopped."""
+    # Drain each endpoint rather than unsubscribe it, as nats-py's Service.stop does: that
+    # discards the requests this client has received and not yet handed to the endpoint.
+    endpoints, service._endpoints = service._endpoints, []  # noqa: SLF001  no draining stop in nats-py
+    for endpoint in endpoints:
+        if endpoint._subscription is not None:  # noqa: SLF001
+            await endpoint._subscription.drain()  # noqa: SLF001
+    if _in_flight:
+        await asyncio.wait(set(_in_flight), timeout=grace)
+    await service.stop()  # its own monitoring subscriptions

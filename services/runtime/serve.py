@@ -1,0 +1,178 @@
+"""``athenaeum serve``: the embedded nats-server (or an existing one) and the services, in
+one process tree, until SIGINT or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import os
+import signal
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import nats
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.services.views.activity import activity_from
+from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, CheckpointWriter
+from athenaeum.services.commands.handler import CommandHandler, utc_now
+from athenaeum.services.commands.service import start_command_service, stop_answering
+from athenaeum.services.http.server import HttpServer
+from athenaeum.services.runtime.nats_server import NatsServer
+from athenaeum.services.runtime.file_lock import try_lock
+from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
+from athenaeum.services.queries.service import Reads, add_query_endpoints
+from athenaeum.services.views.read_models import ReadModelStore, scheme_of
+from athenaeum.services.timers.service import TimerService
+from athenaeum.services.views.bucket import ViewBucket
+
+SERVE_FILE = "serve.json"
+STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
+SERVICES = frozenset({"commands", "timer", "projector", "http"})
+DEFAULT_HTTP = "127.0.0.1:8765"
+log = logging.getLogger(__name__)
+
+
+def default_data_dir() -> Path:
+    home = os.environ.get("ATHENAEUM_HOME")
+    return Path(home) if home else Path.home() / ".local" / "share" / "athenaeum"
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    data_dir: Path
+    nats_url: str | None = None  # an existing deployment instead of the embedded server
+    port: int = 0
+    humans: frozenset[str] = frozenset()
+    read_models: str | None = None  # default: SQLite under the data dir
+    # Which services this process runs; a deployment scales each separately on one cluster.
+    services: frozenset[str] = SERVICES
+    http: str = DEFAULT_HTTP  # HOST:PORT of the HTTP gateway, when "http" is among the services
+    checkpoint_every: int = int(os.environ.get("ATHENAEUM_CHECKPOINT_EVERY", DEFAULT_EVERY))
+    # The services' clock, shifted from the real one: for trying time windows of days.
+    clock_offset: timedelta = timedelta(0)
+
+
+async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
+    """Run until SIGINT/SIGTERM (or ``stop``); print the ready line and write serve.json
+    once ready (and set ``ready``)."""
+    if options.data_dir.exists() and not options.data_dir.is_dir():
+        raise ValueError(f"--data-dir: {options.data_dir} is not a directory")
+    if options.read_models:
+        scheme_of(options.read_models)  # refused before anything starts
+    elif "projector" not in options.services and options.services & {"commands", "timer"}:
+        # They decide on the views (the fleet's activity, what is due): views of their own
+        # that no projector fills would be an empty fleet and nothing due, and no error.
+        raise ValueError("--services without projector: commands and timer read the views a projector keeps, "
+                         "so give them its --read-models")
+    options.data_dir.mkdir(parents=True, exist_ok=True)
+    # One serve per data directory, whatever path names it; the lock goes with the process.
+    if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:
+        raise ValueError(f"athenaeum serve already runs on {options.data_dir}: stop it first")
+    # Serve as the whole program stops on SIGINT/SIGTERM; inside another (a demo, a benchmark),
+    # on that program's ``stop``, its signals left to it.
+    own_stop, stop = stop is None, stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    async with AsyncExitStack() as stack:
+        stack.callback(claim.close)
+        for signum in (signal.SIGINT, signal.SIGTERM) if own_stop else ():
+            loop.add_signal_handler(signum, stop.set)
+        url = options.nats_url
+        if url is None:
+            server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
+            await asyncio.to_thread(server.start)
+            stack.callback(server.stop)
+            url = server.url
+        app = AthenaeumApplication(
+            env={
+                "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
+                "ATHENAEUM_NATS_URL": url,
+                "AGGREGATE_CACHE_MAXSIZE": "10000",
+                "IS_SNAPSHOTTING_ENABLED": "y",
+            }
+        )
+        stack.callback(app.close)
+        ledger = app.factory.events_config  # type: ignore[attr-defined]  # its stream and replicas, for the timers and the bucket
+        workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
+        # Nothing kept to send later (pending_size=0): an HTTP caller told 503 must not have the
+        # command land once the connection is back.
+        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, pending_size=0,
+                                error_cb=_log_connection_error)
+        stack.push_async_callback(nc.close)
+        # Every service reads the views: the commands for the fleet's activity, too.
+        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
+        stack.callback(store.close)
+        offset = options.clock_offset
+        handler = CommandHandler(app, humans=options.humans, activity=activity_from(store),
+                                 clock=lambda: utc_now() + offset)
+        service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
+        if "commands" in options.services:
+            checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
+            stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
+        if "projector" in options.services:
+            bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
+            stack.callback(bucket.close)  # once the projector below has stopped putting
+            await bucket.catch_up(store.position(PROJECTION) or 0)
+            runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
+
+            # Off the loop: the projector's thread may be waiting on this loop for a KV put.
+            stack.push_async_callback(asyncio.to_thread, runner.stop)
+            reads = Reads(runner, options.humans, handler.clock, handler.activity)
+            await add_query_endpoints(service, reads, workers)
+        if "timer" in options.services:
+            timers = await TimerService(nc, handler, store, workers, ledger["name"], ledger["num_replicas"]).start()
+            stack.push_async_callback(timers.stop)
+        # Stopped first after HTTP: requests already taken are answered while the projector
+        # and the timers still run.
+        stack.push_async_callback(stop_answering, service, STOP_GRACE)
+        urls = {"nats": url}
+        if "http" in options.services:
+            http = await HttpServer(nc, options.http).start()
+            stack.push_async_callback(http.stop)
+            urls["http"] = http.url
+        serve_file = options.data_dir / SERVE_FILE
+        serve_file.write_text(json.dumps(urls | {"pid": os.getpid()}) + "\n")
+        stack.callback(serve_file.unlink, missing_ok=True)
+        print("athenaeum ready " + " ".join(f"{name}={value}" for name, value in urls.items()), flush=True)
+        if ready is not None:
+            ready.set()
+        await stop.wait()
+
+
+@asynccontextmanager
+async def serving_here(options: ServeOptions) -> AsyncIterator[str]:
+    """``serve`` inside this program (a demo, a benchmark), quietly: its NATS URL once ready,
+    or why it could not start; stopped on leaving."""
+    ready, stop = asyncio.Event(), asyncio.Event()
+    with redirect_stdout(io.StringIO()):  # the ready line is for a terminal
+        server = asyncio.create_task(serve(options, ready, stop))
+        started = asyncio.create_task(ready.wait())
+        await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)
+    if server.done():
+        started.cancel()
+        server.result()  # raises why
+    url = running_url(options.data_dir)
+    assert url is not None, "serve wrote no serve.json"
+    try:
+        yield url
+    finally:
+        stop.set()
+        await server
+
+
+def running_url(data_dir: Path) -> str | None:
+    """The NATS URL of the ``athenaeum serve`` running on ``data_dir``, if any."""
+    try:
+        return json.loads((data_dir / SERVE_FILE).read_text())["nats"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+async def _log_connection_error(error: Exception) -> None:
+    log.debug("NATS connection: %r", error)
