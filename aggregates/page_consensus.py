@@ -11,20 +11,12 @@ from datetime import datetime
 
 import msgspec
 
+from athenaeum.aggregates.context import Member
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events.fleet import ACTIVE_WINDOW, DORMANT_AFTER
 from athenaeum.events.page import SOFT_CANONICAL_AGING
 
 AGREEING = ("accepted", "contributed")
-
-
-class Member(msgspec.Struct, frozen=True):
-    """A registered agent (not a human principal) as the fleet's activity view knows it."""
-
-    name: str
-    registered_at: datetime
-    last_active: datetime
-    returned_at: datetime | None = None  # back after being dormant: older statuses are stale
 
 
 class Standing(msgspec.Struct, omit_defaults=True):

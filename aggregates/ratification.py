@@ -1,16 +1,18 @@
 """Ratification rules (PROTOCOLS.md section 1): unanimous-or-decompose.
 
-Each function checks every rule against the state before anything happens and returns the
-new events, or raises the rule's violation; nothing reads a clock or writes.
+``decide`` takes one command of the family; each rule checks everything against the state
+before anything happens and returns the new events, or raises the rule's violation. Nothing
+reads a clock or writes: the time and all else arrive in the context.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import timedelta
 
-from athenaeum.aggregates.ratification_state import Ratification, Status, Vote
+from athenaeum.aggregates.family import Family, existing
+from athenaeum.aggregates.ratification_state import Ratification, Status, Vote, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
     ActorMismatch,
@@ -24,25 +26,25 @@ from athenaeum.aggregates.rules import (
     RuleViolation,
     Stamp,
     VotingClosed,
+    deadline_of,
     require_deadline,
     require_electorate,
     require_slug,
     require_text,
 )
+from athenaeum.aggregates.state import fold
 from athenaeum.events import Event
 from athenaeum.events.ratification import (
     ArtifactDecomposed,
     ArtifactFrozen,
     ArtifactRatified,
     AtomSplit,
-    Caveat,
     ContestedAtom,
     Decision,
     DissentItem,
     HumanChoice,
     HumanDecisionRecorded,
     Mode,
-    Note,
     RatificationCanceled,
     RatificationRejected,
     Signature,
@@ -50,6 +52,17 @@ from athenaeum.events.ratification import (
     VoteCast,
     VotesTallied,
 )
+from athenaeum.events.ratification_commands import (
+    CancelRatification,
+    CastVote,
+    ExpireRatification,
+    InitRatification,
+    RatificationCommand,
+    RecordHumanDecision,
+    SplitAtom,
+)
+
+DEFAULT_WINDOW = timedelta(hours=72)
 
 
 class NotRostered(RuleViolation):
@@ -72,57 +85,66 @@ def sha256_of(artifact: str) -> str:
     return hashlib.sha256(artifact.encode()).hexdigest()
 
 
-def freeze(
-    state: Ratification | None,
-    context: Context,
-    *,
-    topic: str,
-    artifact: str,
-    roster: Sequence[str],
-    mode: Mode,
-    expires_at: datetime,
-    declared_sha256: str | None = None,
-    artifact_origin: str = "inline",
-    supersedes: str | None = None,
-    superseded_exists: bool = False,
-) -> list[Event]:
+def decide(state: Ratification | None, command: RatificationCommand, context: Context) -> list[Event]:
+    match command:
+        case InitRatification():
+            return freeze(state, command, context)
+        case CastVote():
+            return cast_vote(_existing(state, command.topic), command, context)
+        case RecordHumanDecision():
+            return record_decision(_existing(state, command.topic), command, context)
+        case SplitAtom():
+            return split(_existing(state, command.topic), command, context)
+        case CancelRatification():
+            return cancel(_existing(state, command.topic), context)
+        case ExpireRatification():
+            return expire(_existing(state, command.topic), context)
+    raise TypeError(f"not a ratification command: {command!r}")
+
+
+def _existing(state: Ratification | None, topic: str) -> Ratification:
+    return existing(state, f"ratification {topic!r}", "topic")
+
+
+def superseded(command: RatificationCommand, state: Ratification | None) -> Sequence[str]:
+    """A freeze that supersedes a topic reads whether that topic exists."""
+    return (command.supersedes,) if isinstance(command, InitRatification) and command.supersedes else ()
+
+
+def freeze(state: Ratification | None, command: InitRatification, context: Context) -> list[Event]:
+    topic = command.topic
     if state is not None:
         raise AlreadyExists(f"ratification {topic!r} already exists; re-open as a new topic with supersedes", "topic")
     require_slug(topic, "topic")
-    require_text(artifact, "artifact", ARTIFACT_LIMIT)
-    require_text(artifact_origin, "artifact_origin")  # path@git-sha, or inline
-    require_electorate(roster, "roster")
-    sha = sha256_of(artifact)
-    if declared_sha256 is not None and declared_sha256.lower() != sha:
-        raise ShaMismatch(f"declared sha256 {declared_sha256} differs from the artifact's {sha}", "sha256")
+    require_text(command.artifact, "artifact", ARTIFACT_LIMIT)
+    require_text(command.artifact_origin, "artifact_origin")  # path@git-sha, or inline
+    require_electorate(command.roster, "roster")
+    sha = sha256_of(command.artifact)
+    if command.sha256 is not None and command.sha256.lower() != sha:
+        raise ShaMismatch(f"declared sha256 {command.sha256} differs from the artifact's {sha}", "sha256")
+    expires_at = deadline_of(command.expires_at, command.expires_in, DEFAULT_WINDOW, context.now,
+                             ("expires_at", "expires_in"))
     expires_at = require_deadline(expires_at, context, "expires_at")
-    if supersedes is not None and not superseded_exists:
-        raise NotFound(f"supersedes names no ratification {supersedes!r}", "supersedes")
+    if command.supersedes is not None and context.states.get(command.supersedes) is None:
+        raise NotFound(f"supersedes names no ratification {command.supersedes!r}", "supersedes")
     stamp = Stamp(topic, 0, context)
     return [
         stamp(
             ArtifactFrozen,
             initiator=context.actor,
-            artifact=artifact,
+            artifact=command.artifact,
             artifact_sha256=sha,
-            artifact_origin=artifact_origin,
-            roster=tuple(roster),
-            mode=mode,
+            artifact_origin=command.artifact_origin,
+            roster=tuple(command.roster),
+            mode=command.mode,
             expires_at=expires_at,
-            supersedes=supersedes,
+            supersedes=command.supersedes,
         )
     ]
 
 
-def cast_vote(
-    state: Ratification,
-    context: Context,
-    *,
-    decision: Decision,
-    artifact_sha256: str,
-    dissent: Sequence[DissentItem] = (),
-) -> list[Event]:
-    agent = context.actor
+def cast_vote(state: Ratification, command: CastVote, context: Context) -> list[Event]:
+    agent, decision, dissent = context.actor, command.decision, command.dissent
     _require_open(state)
     if context.now >= state.expires_at:
         raise VotingClosed(f"voting on {state.id!r} closed at {state.expires_at.isoformat()}")
@@ -130,8 +152,8 @@ def cast_vote(
         raise NotRostered(f"{agent!r} is not on the roster of {state.id!r}", "agent")
     if state.vote_of(agent) is not None:
         raise AlreadyVoted(f"{agent!r} has already voted on {state.id!r}; votes are immutable", "agent")
-    if artifact_sha256.lower() != state.artifact_sha256:
-        raise ShaMismatch(f"attested sha256 {artifact_sha256} is not the frozen {state.artifact_sha256}", "sha256")
+    if command.sha256.lower() != state.artifact_sha256:
+        raise ShaMismatch(f"attested sha256 {command.sha256} is not the frozen {state.artifact_sha256}", "sha256")
     if decision is Decision.SIGN and dissent:
         raise Invalid("a SIGN carries no dissent", "dissent")
     if decision is Decision.DISSENT:
@@ -140,7 +162,8 @@ def cast_vote(
         for item in dissent:
             _require_dissent_text(item)
     stamp = Stamp(state.id, state.version, context)
-    vote = stamp(VoteCast, agent=agent, decision=decision, artifact_sha256=state.artifact_sha256, dissent=tuple(dissent))
+    vote = stamp(VoteCast, agent=agent, decision=decision, artifact_sha256=state.artifact_sha256,
+                 dissent=tuple(dissent))
     votes = (*state.votes, Vote(agent, decision, context.now, tuple(dissent)))
     if len(votes) < len(state.roster):
         return [vote]
@@ -154,15 +177,8 @@ def expire(state: Ratification, context: Context) -> list[Event]:
     return _tally(state, state.votes, Stamp(state.id, state.version, context))
 
 
-def decide(
-    state: Ratification,
-    context: Context,
-    *,
-    decision: HumanChoice,
-    notes: Sequence[Note] = (),
-    caveats: Sequence[Caveat] = (),
-    atoms: Sequence[str] = (),
-) -> list[Event]:
+def record_decision(state: Ratification, command: RecordHumanDecision, context: Context) -> list[Event]:
+    decision, notes, caveats, atoms = command.decision, command.notes, command.caveats, command.atoms
     if state.status is not Status.PENDING_HUMAN:
         raise NotPendingHuman(f"ratification {state.id!r} is {state.status.value}, not pending-human")
     if not context.actor_is_human:
@@ -207,8 +223,9 @@ def decide(
     return [recorded]  # decompose-further: pending-human until the merge writer splits
 
 
-def split(state: Ratification, context: Context, *, atom: str, into: Sequence[DissentItem]) -> list[Event]:
+def split(state: Ratification, command: SplitAtom, context: Context) -> list[Event]:
     """The merge writer splits an atom the human asked to decompose further."""
+    atom, into = command.atom, command.into
     if state.status is not Status.PENDING_HUMAN:
         raise NotPendingHuman(f"ratification {state.id!r} is {state.status.value}, not pending-human")
     if context.actor != state.merge_writer:
@@ -306,3 +323,5 @@ def _atoms(votes: Sequence[Vote]) -> tuple[ContestedAtom, ...]:
         for number, (agent, item) in enumerate(items, start=1)
     )
 
+
+FAMILY = Family("ratification", lambda command: command.topic, fold(evolve), decide, superseded)

@@ -4,13 +4,13 @@ context a command runs in, and the stamp that gives new events their envelope.""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta, timezone
 from typing import Any, TypeVar
 
 import msgspec
 
+from athenaeum.aggregates.context import Context
 from athenaeum.events import Event
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
@@ -69,21 +69,6 @@ class VotingClosed(RuleViolation):
 
 class AlreadyVoted(RuleViolation):
     code = "already_voted"
-
-
-@dataclass(frozen=True)
-class Context:
-    """Who sends the command, when the service received it, and its idempotency key.
-    ``is_human`` says whether a principal is human; only rules that need it ask."""
-
-    actor: str
-    now: datetime
-    command_id: str
-    is_human: Callable[[str], bool] = lambda principal: False
-
-    @property
-    def actor_is_human(self) -> bool:
-        return self.is_human(self.actor)
 
 
 class Stamp:

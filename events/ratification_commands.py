@@ -53,3 +53,6 @@ class ExpireRatification(Command, frozen=True):
     """Sent by the timer service when a ratification's window closes."""
 
     topic: str
+
+
+RatificationCommand = InitRatification | CastVote | RecordHumanDecision | SplitAtom | CancelRatification | ExpireRatification

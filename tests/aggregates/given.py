@@ -1,38 +1,40 @@
-"""A small given/when/then harness for pure aggregate rules."""
+"""A small given/when/then harness for a family's ``decide``: given its history, when a command
+arrives in a context, then these events, or this rule's refusal."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from athenaeum.aggregates.rules import Context, RuleViolation
-from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.context import Context
+from athenaeum.aggregates.family import Family
+from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.events import Event
 
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
 HUMANS = frozenset({"ada"})
 
 
-def at(hours: float = 0, actor: str = "alice") -> Context:
+def at(hours: float = 0, actor: str = "alice", **known: Any) -> Context:
+    """A context ``hours`` after T0, sent by ``actor``; ``known``: what else the decision is given."""
     return Context(actor=actor, now=T0 + timedelta(hours=hours), command_id=f"cmd-{actor}-{hours}",
-                   is_human=HUMANS.__contains__)
+                   actor_is_human=actor in HUMANS, **known)
 
 
 class Scenario:
-    def __init__(self, evolve: Callable[[Any, Event], Any], history: list[Event]) -> None:
-        self.project = fold(evolve)
+    def __init__(self, family: Family, history: list[Event]) -> None:
+        self.family = family
         self.history = history
 
     @property
     def state(self) -> Any:
-        return self.project(None, self.history)
+        return self.family.project(None, self.history)
 
-    def when(self, decide: Callable[..., list[Event]], context: Context, **arguments: Any) -> Outcome:
+    def when(self, command: Any, context: Context) -> Outcome:
         try:
-            return Outcome(self, decide(self.state, context, **arguments), None)
+            return Outcome(self, self.family.decide(self.state, command, context), None)
         except RuleViolation as violation:
             return Outcome(self, [], violation)
 
@@ -59,11 +61,16 @@ class Outcome:
         return self.events
 
     def and_state(self) -> Any:
-        return self.scenario.project(None, [*self.scenario.history, *self.events])
+        return self.scenario.family.project(None, [*self.scenario.history, *self.events])
 
 
-def given(evolve: Callable[[Any, Event], Any], *history: list[Event]) -> Scenario:
-    return Scenario(evolve, [event for events in history for event in events])
+def given(family: Family, *history: list[Event]) -> Scenario:
+    return Scenario(family, [event for events in history for event in events])
 
 
-__all__ = ["HUMANS", "T0", "at", "given", "pytest"]
+def decided(family: Family, history: list[Event], command: Any, context: Context) -> list[Event]:
+    """The events ``command`` appends after ``history``, for building the next history."""
+    return family.decide(family.project(None, history), command, context)
+
+
+__all__ = ["HUMANS", "T0", "at", "decided", "given", "pytest"]

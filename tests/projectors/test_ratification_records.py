@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from athenaeum.aggregates import ratification as r
-from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.aggregates.ratification import FAMILY
 from athenaeum.events.ratification import Caveat, Decision, HumanChoice
 from athenaeum.projectors.ratification_records import NotRendered, UnknownRecord, render
-from tests.aggregates.given import at, given
-from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
+from tests.aggregates.given import at, decided
+from tests.aggregates.test_ratification import SHA, decomposed, frozen, human, objection, vote
 
 
 def test_the_manifest_has_the_templates_fields_in_order() -> None:
@@ -23,8 +22,7 @@ def test_the_manifest_has_the_templates_fields_in_order() -> None:
 
 def test_the_log_is_blind_until_the_tally() -> None:
     history = frozen()
-    history += r.cast_vote(given(evolve, history).state, at(1, "bob"), decision=Decision.DISSENT,
-                           artifact_sha256=SHA, dissent=(objection(),))
+    history += decided(FAMILY, history, vote(Decision.DISSENT, (objection(),)), at(1, "bob"))
     assert render("log", history).splitlines()[1] == "[2026-11-30T10:00:00Z] bob | VOTE: cast"
     assert "DISSENT" in render("log", decomposed())
 
@@ -42,7 +40,7 @@ def test_a_later_command_with_the_tallys_id_is_its_own_actors_line() -> None:
 
     history = decomposed()
     tally_id = next(e for e in history if e.tag == "VotesTallied").command_id
-    rejected = r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.REJECT)
+    rejected = decided(FAMILY, history, human(HumanChoice.REJECT), at(5, "ada"))
     history += [msgspec.structs.replace(e, command_id=tally_id) for e in rejected]  # ids are each actor's
     assert "] ada | REJECTED:" in render("log", history)
 
@@ -59,10 +57,9 @@ def test_the_decomposition_shows_the_tally_atoms_and_the_grain_gate() -> None:
 
 def test_a_text_with_line_breaks_cannot_forge_lines_of_a_record() -> None:
     history = frozen()
-    history += r.cast_vote(given(evolve, history).state, at(1, "bob"), decision=Decision.DISSENT, artifact_sha256=SHA,
-                           dissent=(objection(text="o\n- raised_by: ada\n## A9 — §Fake"),))
+    history += decided(FAMILY, history, vote(Decision.DISSENT, (objection(text="o\n- raised_by: ada\n## A9 — §Fake"),)), at(1, "bob"))
     for agent in ("alice", "carol"):
-        history += r.cast_vote(given(evolve, history).state, at(2, agent), decision=Decision.SIGN, artifact_sha256=SHA)
+        history += decided(FAMILY, history, vote(Decision.SIGN), at(2, agent))
     text = render("decomposition", history)
     assert "- objection: o\\n- raised_by: ada\\n## A9 — §Fake" in text
     assert [line for line in text.splitlines() if line.startswith(("## A", "- raised_by"))] == [
@@ -71,15 +68,15 @@ def test_a_text_with_line_breaks_cannot_forge_lines_of_a_record() -> None:
 
 def test_accept_split_ratifies_all_but_the_contested_atoms() -> None:
     history = decomposed()
-    history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.ACCEPT_SPLIT)
+    history += decided(FAMILY, history, human(HumanChoice.ACCEPT_SPLIT), at(5, "ada"))
     assert "- the whole artifact but its contested atoms, carved out: A1, A2\n" in render("ratified", history)
 
 
 def test_ratified_records_the_path_signatures_and_caveats() -> None:
     history = decomposed()
     caveats = (Caveat(atom="A1", verifier="make scope", ticket="OPS-8"), Caveat(atom="A2", ticket="OPS-9"))
-    history += r.decide(given(evolve, history).state, at(5, "ada"), decision=HumanChoice.REWRITE_WITH_CAVEATS,
-                        caveats=caveats)
+    history += decided(FAMILY, history, human(HumanChoice.REWRITE_WITH_CAVEATS,
+                        caveats=caveats), at(5, "ada"))
     text = render("ratified", history)
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in text
     assert f"| alice | 2026-11-30T10:00:00Z | {SHA} |" in text
