@@ -1,20 +1,21 @@
 """The fleet roster (PROTOCOLS.md conventions): registered agents and human principals.
 
-Registration is by a human, or by anyone while the roster is empty, so a fleet can start.
+Registration is by a human, or by anyone while the roster is empty, so a fleet can start;
+unless the deployment names its humans: then they register the fleet.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 import msgspec
 
-from athenaeum.aggregates.page_consensus import Member
+from athenaeum.aggregates.family import Family
 from athenaeum.aggregates.rules import AlreadyExists, Context, NotFound, NotHuman, Stamp, require_slug
-from athenaeum.aggregates.state import AggregateState
+from athenaeum.aggregates.state import AggregateState, fold
 from athenaeum.events import Event
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID, AgentRegistered, AgentWentDormant
+from athenaeum.events.page_commands import AgeAgent, FleetCommand, RegisterAgent
 
 
 class Fleet(AggregateState, tag="Fleet"):
@@ -34,29 +35,38 @@ def evolve(state: Fleet | None, event: Event) -> Fleet | None:
     return msgspec.structs.replace(state, agents=(*state.agents, event.name))
 
 
-def register(
-    state: Fleet | None, context: Context, *, name: str, human: bool = False, bootstrap: bool = True
-) -> list[Event]:
-    """``bootstrap``: whether anyone may register on an empty roster (not when the deployment
-    already names its humans: they register the fleet)."""
+def decide(state: Fleet | None, command: FleetCommand, context: Context) -> list[Event]:
+    match command:
+        case RegisterAgent():
+            return register(state, command, context)
+        case AgeAgent():
+            return mark_dormant(state, command, context)
+    raise TypeError(f"not a fleet command: {command!r}")
+
+
+def register(state: Fleet | None, command: RegisterAgent, context: Context) -> list[Event]:
+    name = command.name
     require_slug(name, "name")
     registered = state.agents + state.humans if state else ()
     if name in registered:
         raise AlreadyExists(f"{name!r} is already registered", "name")
-    if (registered or not bootstrap) and not context.actor_is_human:
+    if (registered or context.humans_configured) and not context.actor_is_human:
         raise NotHuman(f"{context.actor!r} is not a human principal; a human registers agents", "actor")
     version = state.version if state else 0
-    return [Stamp(FLEET_ID, version, context)(AgentRegistered, name=name, human=human, by=context.actor)]
+    return [Stamp(FLEET_ID, version, context)(AgentRegistered, name=name, human=command.human, by=context.actor)]
 
 
-def mark_dormant(
-    state: Fleet | None, context: Context, *, name: str, members: Sequence[Member], as_of_position: int | None = None
-) -> list[Event]:
-    """The timer's command: idempotent, and nothing unless the agent has been idle long enough."""
-    member = next((m for m in members if m.name == name), None)
+def mark_dormant(state: Fleet | None, command: AgeAgent, context: Context) -> list[Event]:
+    """The timer's command: idempotent, and nothing unless the agent has been idle long enough
+    by the fleet's activity in the context."""
+    name = command.name
+    member = next((m for m in context.members if m.name == name), None)
     if state is None or member is None:
         raise NotFound(f"no registered agent {name!r}", "name")
     if context.now - member.last_active < DORMANT_AFTER or state.dormant.get(name) == member.last_active:
         return []
     return [Stamp(FLEET_ID, state.version, context)(AgentWentDormant, name=name, idle_since=member.last_active,
-                                                     as_of_position=as_of_position)]
+                                                     as_of_position=context.as_of_position)]
+
+
+FAMILY = Family("fleet", lambda command: FLEET_ID, fold(evolve), decide)

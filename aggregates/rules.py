@@ -160,6 +160,13 @@ def deadline_of(at: datetime | None, within: str | None, default: timedelta, now
     return at if at is not None else now + default
 
 
+def ceil_second(moment: datetime) -> datetime:
+    """``moment`` rounded up to a whole second: schedules keep whole seconds, and a deadline
+    rounded up never fires before its time."""
+    whole = moment.replace(microsecond=0)
+    return whole + timedelta(seconds=1) if moment.microsecond else whole
+
+
 def require_deadline(moment: datetime, context: Context, field: str) -> datetime:
     """A future time, in UTC, and far enough from the calendar's end to be scheduled."""
     if moment <= context.now:

@@ -1,11 +1,10 @@
 """What the task family's rules share (PROTOCOLS.md section 5): limits, error codes, and the
-checks of status, project, roles and payloads."""
+checks of status, project, roles and titles. A transition's payload is typed at the edge
+(``events.task_commands``)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
 
 from athenaeum.aggregates.rules import Invalid, NotFound, RuleViolation
 from athenaeum.aggregates.task_state import Task
@@ -14,9 +13,6 @@ from athenaeum.events.task import TaskStatus
 ROLE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MARKDOWN_LIMIT = 512_000  # characters, for raw reviews and ruling markdown
 TITLE_LIMIT = 1024
-LONG_TEXT_LIMIT = 32_768  # a finding's fix, a ruling's rationale
-FAILURE_DETAIL_LIMIT = 4096
-COMMIT_SHA_LIMIT = 128
 ESCALATION_DETAIL = 500  # code points of the ruling that become the failure detail
 TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED)
 
@@ -58,7 +54,7 @@ def require_status(task: Task, target: str, *allowed: TaskStatus) -> None:
 
 
 def require_role(role: str, field: str) -> None:
-    if not isinstance(role, str) or not ROLE.fullmatch(role):
+    if not ROLE.fullmatch(role):
         raise Invalid(f"{field}: {role!r} is not a role (^[A-Za-z0-9_-]{{1,64}}$)", field)
 
 
@@ -68,24 +64,3 @@ def require_title(title: str, field: str) -> None:
         raise Invalid(f"{field} must not be empty", field)
     if len(title) > TITLE_LIMIT:
         raise Invalid(f"{field} is over {TITLE_LIMIT} characters", field)
-
-
-def member(kind: type, value: str, field: str) -> Any:
-    try:
-        return kind(value)
-    except ValueError:
-        choices = ", ".join(member.value for member in kind)
-        raise Invalid(f"{field}: {value!r} is not one of {choices}", field) from None
-
-
-def text(payload: Mapping[str, Any], key: str) -> str:
-    value = payload.get(key, "")
-    if not isinstance(value, str) or len(value) > LONG_TEXT_LIMIT:
-        raise Invalid(f"payload.{key} is a string of at most {LONG_TEXT_LIMIT} characters", key)
-    return value
-
-
-def payload_member(payload: Mapping[str, Any], key: str, kind: type) -> Any:
-    if key not in payload:
-        raise Invalid(f"payload.{key} is required", key)
-    return member(kind, payload[key], key)

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 
 from athenaeum.aggregates.rules import Context, Invalid, Stamp
 from athenaeum.aggregates.task_checks import (
-    LONG_TEXT_LIMIT,
     MARKDOWN_LIMIT,
     AlreadyReviewed,
     IllegalTransition,
@@ -30,19 +29,11 @@ from athenaeum.events.task import (
     Trigger,
     Verdict,
 )
-from athenaeum.events.task_commands import FindingInput
+from athenaeum.events.task_commands import LONG_TEXT_LIMIT, PostReview
 
 
-def post_review(
-    task: Task,
-    context: Context,
-    *,
-    reviewer_role: str,
-    verdict: Verdict,
-    raw_markdown: str,
-    findings: Sequence[FindingInput],
-    cycle: int | None = None,
-) -> list[Event]:
+def post_review(task: Task, command: PostReview, context: Context) -> list[Event]:
+    reviewer_role, raw_markdown, findings = command.reviewer_role, command.raw_markdown, command.findings
     require_role(reviewer_role, "reviewerRole")
     if len(raw_markdown) > MARKDOWN_LIMIT:
         raise Invalid(f"rawMarkdown is over {MARKDOWN_LIMIT} characters", "rawMarkdown")
@@ -52,8 +43,9 @@ def post_review(
             if len(getattr(finding, name)) > LONG_TEXT_LIMIT:
                 raise Invalid(f"findings.{name} is over {LONG_TEXT_LIMIT} characters", f"findings.{name}")
     require_status(task, "a review", TaskStatus.REVIEWING)
-    if cycle is not None and cycle != task.review_cycle_count:
-        raise IllegalTransition(f"task {task.key} is reviewing cycle {task.review_cycle_count}, not {cycle}", "cycle")
+    if command.cycle is not None and command.cycle != task.review_cycle_count:
+        raise IllegalTransition(f"task {task.key} is reviewing cycle {task.review_cycle_count}, not {command.cycle}",
+                                "cycle")
     if reviewer_role in task.reviewed_roles:
         raise AlreadyReviewed(f"{reviewer_role!r} has already reviewed cycle {task.review_cycle_count}", "reviewerRole")
     numbered = tuple(
@@ -66,7 +58,7 @@ def post_review(
         for offset, f in enumerate(findings)
     )
     return [Stamp(task.id, task.version, context)(
-        ReviewPosted, cycle=task.review_cycle_count, reviewer_role=reviewer_role, verdict=verdict,
+        ReviewPosted, cycle=task.review_cycle_count, reviewer_role=reviewer_role, verdict=command.verdict,
         raw_markdown=raw_markdown, findings=numbered,
     )]
 

@@ -1,4 +1,5 @@
-"""A task's state, folded from its events. Applies facts only: never raises."""
+"""The states of the task family's two aggregates, folded from their events: the ``task-ids``
+counter and each ``task:<n>``. Applies facts only: never raises."""
 
 from __future__ import annotations
 
@@ -35,12 +36,6 @@ class TaskIds(AggregateState, tag="TaskIds"):
     last: int = 0
 
 
-def evolve_ids(state: TaskIds | None, event: Event) -> TaskIds | None:
-    if isinstance(event, TaskIdIssued):
-        return TaskIds(id=event.originator_id, version=event.originator_version, last=event.number)
-    return state
-
-
 class ReviewedFinding(msgspec.Struct, frozen=True):
     role: str
     finding: Finding
@@ -63,7 +58,19 @@ class Task(AggregateState, tag="Task"):
     session_mark: int = 0  # when the last role session ended: a session spans from here
 
 
-def evolve(state: Task | None, event: Event) -> Task | None:
+def evolve(state: Task | TaskIds | None, event: Event) -> Task | TaskIds | None:
+    """Either aggregate of the family, each from its own events: an event of the other leaves a
+    state as it was."""
+    if isinstance(event, TaskIdIssued):
+        if isinstance(state, Task):
+            return state
+        return TaskIds(id=event.originator_id, version=event.originator_version, last=event.number)
+    if isinstance(state, TaskIds):
+        return state
+    return _evolve_task(state, event)
+
+
+def _evolve_task(state: Task | None, event: Event) -> Task | None:
     replace = msgspec.structs.replace
     match event:
         case TaskCreated():
@@ -130,7 +137,7 @@ def status_set_by(events: Iterable[Event]) -> TaskStatus | None:
     they leave its status as it was. A retried command is answered as it was the first time."""
     probe = Task(id="", version=0, project_id="", review_cycle_budget=0)
     for event in events:
-        probe = evolve(probe, event) or probe
+        probe = _evolve_task(probe, event) or probe
     return probe.status if probe.status_version else None
 
 

@@ -1,5 +1,9 @@
 """Dialogue thread rules (PROTOCOLS.md section 3): every entry after the first scores the
 entry before it; a closure states the running sum; a human recognizes or refuses it.
+
+``decide`` takes one command of the family; each rule checks everything against the state
+before anything happens and returns the new events, or raises the rule's violation. A
+recognition also lands the closure on its canon pages, whose states arrive in the context.
 """
 
 from __future__ import annotations
@@ -7,6 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from athenaeum.aggregates import crystallization
+from athenaeum.aggregates.family import Family, existing
 from athenaeum.aggregates.rules import (
     AlreadyExists,
     Context,
@@ -18,10 +24,10 @@ from athenaeum.aggregates.rules import (
     require_slug,
     require_text,
 )
-from athenaeum.aggregates.thread_state import Closure, Status, Thread
+from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.thread_state import Closure, Status, Thread, evolve
 from athenaeum.events import Event, family_id
 from athenaeum.events.thread import (
-    Axis,
     ClosureRecognized,
     ClosureRefused,
     Crystallization,
@@ -34,6 +40,16 @@ from athenaeum.events.thread import (
     ThreadOpened,
     ThreadReopened,
     Vector,
+)
+from athenaeum.events.thread_commands import (
+    AskQuestion,
+    CloseThread,
+    Contribute,
+    OpenThread,
+    RecognizeClosure,
+    RefuseClosure,
+    ReopenThread,
+    ThreadCommand,
 )
 
 TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
@@ -74,25 +90,44 @@ class ReopenExhausted(RuleViolation):
     code = "reopen_exhausted"
 
 
-def open_thread(
-    state: Thread | None,
-    context: Context,
-    *,
-    slug: str,
-    text: str,
-    target: Vector,
-    body: str,
-    declared_axis: Axis | None = None,
-    questions: Sequence[str] = (),
-    topics: Sequence[str] = (),
-    participants: Sequence[str] = (),
-) -> list[Event]:
+def decide(state: Thread | None, command: ThreadCommand, context: Context) -> list[Event]:
+    match command:
+        case OpenThread():
+            return open_thread(state, command, context)
+        case AskQuestion():
+            return ask(_existing(state, command.slug), command, context)
+        case Contribute():
+            return contribute(_existing(state, command.slug), command, context)
+        case CloseThread():
+            return close(_existing(state, command.slug), command, context)
+        case ReopenThread():
+            return reopen(_existing(state, command.slug), command, context)
+        case RecognizeClosure():
+            return recognize(_existing(state, command.slug), context)
+        case RefuseClosure():
+            return refuse(_existing(state, command.slug), command, context)
+    raise TypeError(f"not a thread command: {command!r}")
+
+
+def _existing(state: Thread | None, slug: str) -> Thread:
+    return existing(state, f"thread {slug!r}", "slug")
+
+
+def crystallized_pages(command: ThreadCommand, state: Thread | None) -> Sequence[str]:
+    """A recognition reads the pages its closure lands on, to initialise or revise each."""
+    if not isinstance(command, RecognizeClosure) or state is None or state.closure is None:
+        return ()
+    return crystallization.page_ids(state.closure) if state.status is Status.AWAITING_CRYSTALLIZATION else ()
+
+
+def open_thread(state: Thread | None, command: OpenThread, context: Context) -> list[Event]:
+    slug, questions, topics, participants = command.slug, command.questions, command.topics, command.participants
     if state is not None:
         raise AlreadyExists(f"thread {slug!r} already exists", "slug")
     require_slug(slug, "slug")
-    require_text(text, "context")
-    require_text(body, "body")
-    values = target.values().values()
+    require_text(command.context, "context")
+    require_text(command.body, "body")
+    values = command.target.values().values()
     if not all(math.isfinite(value) and 0 < value <= TARGET_LIMIT for value in values):
         raise Invalid(f"every axis of the target is above 0 and at most {TARGET_LIMIT}", "target")
     for question in questions:
@@ -105,66 +140,49 @@ def open_thread(
     opened = stamp(
         ThreadOpened,
         opened_by=context.actor,
-        context=text,
+        context=command.context,
         open_questions=tuple(OpenQuestion(f"OQ-{i}", q) for i, q in enumerate(questions, start=1)),
         participants=tuple(dict.fromkeys([context.actor, *participants])),
         topics=tuple(topics),
-        target=target,
+        target=command.target,
     )
-    first = stamp(EntryAppended, n=1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=body,
-                  declared_axis=declared_axis)
+    first = stamp(EntryAppended, n=1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=command.body,
+                  declared_axis=command.declared_axis)
     return [opened, first]
 
 
-def ask(state: Thread, context: Context, *, question: str) -> list[Event]:
+def ask(state: Thread, command: AskQuestion, context: Context) -> list[Event]:
     """Open questions are appended, never edited."""
     if state.status is not Status.OPEN:
         raise ThreadNotOpen(f"thread {state.key!r} is {state.status.value}, not open")
-    require_text(question, "question")
+    require_text(command.question, "question")
     return [Stamp(state.id, state.version, context)(
-        OpenQuestionAdded, oq_id=f"OQ-{state.questions + 1}", text=question, by=context.actor
+        OpenQuestionAdded, oq_id=f"OQ-{state.questions + 1}", text=command.question, by=context.actor
     )]
 
 
-def contribute(
-    state: Thread,
-    context: Context,
-    *,
-    body: str,
-    evaluation: Vector | None,
-    ref: int | None = None,
-    declared_axis: Axis | None = None,
-) -> list[Event]:
+def contribute(state: Thread, command: Contribute, context: Context) -> list[Event]:
     _require_appendable(state)
-    last_eval = _evaluation(state, context, evaluation, ref)
-    require_text(body, "body")
+    last_eval = _evaluation(state, context, command.eval, command.ref)
+    require_text(command.body, "body")
     return [Stamp(state.id, state.version, context)(
-        EntryAppended, n=state.last_n + 1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=body,
-        declared_axis=declared_axis, last_eval=last_eval,
+        EntryAppended, n=state.last_n + 1, kind=EntryKind.CONTRIBUTION, author=context.actor, body=command.body,
+        declared_axis=command.declared_axis, last_eval=last_eval,
     )]
 
 
-def close(
-    state: Thread,
-    context: Context,
-    *,
-    evaluation: Vector | None,
-    current: Vector,
-    summary: str,
-    pages: Sequence[str],
-    patch_summary: str,
-    ref: int | None = None,
-) -> list[Event]:
+def close(state: Thread, command: CloseThread, context: Context) -> list[Event]:
+    pages, current = command.pages, command.current
     _require_appendable(state)
-    last_eval = _evaluation(state, context, evaluation, ref)
-    require_text(summary, "summary")
+    last_eval = _evaluation(state, context, command.eval, command.ref)
+    require_text(command.summary, "summary")
     if not 1 <= len(pages) <= MAX_PAGES:
         raise Invalid(f"a closure proposes 1 to {MAX_PAGES} canon pages", "pages")
     if len(set(pages)) != len(pages):
         raise Invalid("a closure names a page twice", "pages")
     for page in pages:
         require_page_path(page, "pages")
-    require_text(patch_summary, "patch_summary")
+    require_text(command.patch_summary, "patch_summary")
     total = state.current + last_eval.v
     for axis, value in current.values().items():
         if not abs(value - total.values()[axis]) <= TOLERANCE + _EPSILON:  # NaN is a mismatch too
@@ -174,21 +192,13 @@ def close(
                 "current",
             )
     return [Stamp(state.id, state.version, context)(
-        EntryAppended, n=state.last_n + 1, kind=EntryKind.CLOSURE, author=context.actor, body=summary,
-        last_eval=last_eval, current_at_close=current, summary=summary,
-        proposed_crystallization=Crystallization(tuple(pages), patch_summary),
+        EntryAppended, n=state.last_n + 1, kind=EntryKind.CLOSURE, author=context.actor, body=command.summary,
+        last_eval=last_eval, current_at_close=current, summary=command.summary,
+        proposed_crystallization=Crystallization(tuple(pages), command.patch_summary),
     )]
 
 
-def reopen(
-    state: Thread,
-    context: Context,
-    *,
-    evaluation: Vector | None,
-    reason: str,
-    discovery: str,
-    ref: int | None = None,
-) -> list[Event]:
+def reopen(state: Thread, command: ReopenThread, context: Context) -> list[Event]:
     """Evaluates the closing entry (the only way to), once per closure; voting resumes."""
     if state.status is Status.CRYSTALLIZED:
         raise ThreadClosed(f"thread {state.key!r} is crystallized")
@@ -197,35 +207,38 @@ def reopen(
             raise ThreadNotClosed(f"thread {state.key!r} has no closure to reopen")
         raise ReopenExhausted(f"closure {state.closure.n} of {state.key!r} was already reopened")
     assert state.closure is not None
-    last_eval = _evaluation(state, context, evaluation, ref)
-    require_text(reason, "reason")
-    require_text(discovery, "discovery")
+    last_eval = _evaluation(state, context, command.eval, command.ref)
+    require_text(command.reason, "reason")
+    require_text(command.discovery, "discovery")
     stamp = Stamp(state.id, state.version, context)
     n = state.last_n + 1
-    entry = stamp(EntryAppended, n=n, kind=EntryKind.REOPEN, author=context.actor, body=discovery,
-                  last_eval=last_eval, reason=reason)
-    return [entry, stamp(ThreadReopened, closure_n=state.closure.n, reopen_n=n, by=context.actor, reason=reason)]
+    entry = stamp(EntryAppended, n=n, kind=EntryKind.REOPEN, author=context.actor, body=command.discovery,
+                  last_eval=last_eval, reason=command.reason)
+    reopened = stamp(ThreadReopened, closure_n=state.closure.n, reopen_n=n, by=context.actor, reason=command.reason)
+    return [entry, reopened]
 
 
 def recognize(state: Thread, context: Context) -> list[Event]:
-    """(human) Recognition completes the closure; the caller also crystallizes its pages."""
+    """(human) Recognition completes the closure and crystallizes it: each of its canon pages,
+    as ``context.states`` holds it, is initialised or revised in the same append."""
     closure = _awaiting(state, context)
     under = any(closure.current_at_close.deficit_to(state.target).values().values())
     stamp = Stamp(state.id, state.version, context)
     return [
         stamp(ClosureRecognized, closure_n=closure.n, by=context.actor, under_target=under),
         stamp(ThreadCrystallized, closure_n=closure.n, canon_pages=closure.crystallization.canon_pages),
+        *crystallization.crystallize(state.key, closure, context),
     ]
 
 
-def refuse(state: Thread, context: Context, *, reason: str) -> list[Event]:
+def refuse(state: Thread, command: RefuseClosure, context: Context) -> list[Event]:
     """(human) Always allowed on a closure; a shortfall against the target is cited."""
     closure = _awaiting(state, context)
-    require_text(reason, "reason")
+    require_text(command.reason, "reason")
     deficits = closure.current_at_close.deficit_to(state.target)
     cited = deficits if any(deficits.values().values()) else None
     return [Stamp(state.id, state.version, context)(
-        ClosureRefused, closure_n=closure.n, by=context.actor, reason=reason, deficits=cited
+        ClosureRefused, closure_n=closure.n, by=context.actor, reason=command.reason, deficits=cited
     )]
 
 
@@ -254,3 +267,6 @@ def _awaiting(state: Thread, context: Context) -> Closure:
     if not context.actor_is_human:
         raise NotHuman(f"{context.actor!r} is not a human principal; only a human decides a closure", "actor")
     return state.closure
+
+
+FAMILY = Family("thread", lambda command: family_id("thread", command.slug), fold(evolve), decide, crystallized_pages)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from athenaeum.events.commands import Command
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope
 
@@ -24,6 +26,8 @@ class ReadPage(Command, frozen=True):
 
 
 class EndorsePage(Command, frozen=True):
+    reads_fleet: ClassVar[bool] = True
+
     page: str
     status: Endorsing
     session_id: str
@@ -43,6 +47,8 @@ class DisputePage(Command, frozen=True):
 
 
 class ResolveDispute(Command, frozen=True):
+    reads_fleet: ClassVar[bool] = True
+
     page: str
     agent: str
     decision: str
@@ -50,6 +56,8 @@ class ResolveDispute(Command, frozen=True):
 
 
 class ApprovePage(Command, frozen=True):
+    reads_fleet: ClassVar[bool] = True
+
     page: str
     level: CanonLevel
 
@@ -57,17 +65,23 @@ class ApprovePage(Command, frozen=True):
 class AgePage(Command, frozen=True):
     """Sent by the timer when a revision's 14 days are up."""
 
+    reads_fleet: ClassVar[bool] = True
+
     page: str
 
 
 class ReassessPage(Command, frozen=True):
     """Sent by the timer when time alone may have changed a page's readiness for approval."""
 
+    reads_fleet: ClassVar[bool] = True
+
     page: str
 
 
 class AgeAgent(Command, frozen=True):
     """Sent by the timer when an agent may have gone dormant."""
+
+    reads_fleet: ClassVar[bool] = True
 
     name: str
 
@@ -78,3 +92,8 @@ class ChangeLifecycle(Command, frozen=True):
     page: str
     to: Lifecycle
     reason: str
+
+
+PageCommand = (InitPage | ReadPage | EndorsePage | EditPage | DisputePage | ResolveDispute | ApprovePage
+               | ChangeLifecycle | AgePage | ReassessPage)
+FleetCommand = RegisterAgent | AgeAgent

@@ -51,3 +51,6 @@ class ExpireProposal(Command, frozen=True):
     """Sent by the timer service when a proposal's deadline passes."""
 
     proposal_id: str
+
+
+QuorumCommand = ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal

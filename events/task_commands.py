@@ -1,26 +1,41 @@
 """Task commands (PROTOCOLS.md section 5). Field names are camelCase on the wire, as in the
-arbitrator's original HTTP contract (``rulingMarkdown``, ``contradictionResolution``, ...)."""
+arbitrator's original HTTP contract (``rulingMarkdown``, ``contradictionResolution``, ...).
+
+Statuses, triggers, rulings and a transition's payload are typed: a value outside its enum, a
+misspelt payload key or an over-long text is refused where the command is decoded, naming it."""
 
 from __future__ import annotations
 
-import enum
-from typing import Annotated, Any
+from typing import Annotated
 
 import msgspec
 
 from athenaeum.events.commands import Command
-from athenaeum.events.task import DEFAULT_REVIEW_CYCLE_BUDGET, Ruling, Severity, Trigger, Verdict
+from athenaeum.events.task import (
+    DEFAULT_REVIEW_CYCLE_BUDGET,
+    BuildStatus,
+    FailureReason,
+    Ruling,
+    Severity,
+    TaskStatus,
+    Trigger,
+    Verdict,
+)
+
+COMMIT_SHA_LIMIT = 128
+LONG_TEXT_LIMIT = 32_768  # characters: a contradiction's notes, a finding's fix, a ruling's rationale
+FAILURE_DETAIL_LIMIT = 4096
 
 
-class TaskCommand(Command, frozen=True, rename="camel"):
+class InProject(Command, frozen=True, rename="camel"):
     project_id: str  # over HTTP, the X-Project-Id header
 
 
-class OnTask(TaskCommand, frozen=True):
+class OnTask(InProject, frozen=True):
     task_id: int
 
 
-class CreateTask(TaskCommand, frozen=True):
+class CreateTask(InProject, frozen=True):
     title: str
     plan_path: str
     review_cycle_budget: int = DEFAULT_REVIEW_CYCLE_BUDGET
@@ -31,13 +46,25 @@ class ClaimTask(OnTask, frozen=True):
     pass
 
 
+class TransitionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    """What transitions' payloads say. Each edge reads its own keys and lets the others be (a
+    pump may send one payload shape for every edge); a key no transition takes is refused."""
+
+    build_status: BuildStatus | None = None  # built
+    commit_sha: Annotated[str, msgspec.Meta(max_length=COMMIT_SHA_LIMIT)] | None = None  # built
+    finding_ids: list[int] | None = None  # arbitrating: the two contradicting findings
+    notes: Annotated[str, msgspec.Meta(max_length=LONG_TEXT_LIMIT)] = ""  # arbitrating
+    failure_reason: FailureReason | None = None  # failed
+    failure_detail: Annotated[str, msgspec.Meta(max_length=FAILURE_DETAIL_LIMIT)] = ""  # failed
+
+
 class TransitionTask(OnTask, frozen=True):
     """``to``: engineering, built (buildStatus, commitSha), reviewing, completed or revising
     (the ledger classifies the reviews), arbitrating (findingIds, notes: a contradiction), or
     failed (failureReason, failureDetail)."""
 
-    to: str
-    payload: dict[str, Any] = {}
+    to: TaskStatus
+    payload: TransitionPayload = TransitionPayload()
 
 
 class FindingInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
@@ -65,14 +92,10 @@ class ResolutionInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel",
     rationale: str = ""
 
 
-def _one_of(kind: type[enum.Enum]) -> str:
-    return "one of " + ", ".join(str(member.value) for member in kind)
-
-
 class PostRuling(OnTask, frozen=True):
-    # Plain strings, described: PROTOCOLS.md fixes the order in which a ruling's fields are checked.
-    trigger: Annotated[str, msgspec.Meta(description=_one_of(Trigger))]
-    ruling: Annotated[str, msgspec.Meta(description=_one_of(Ruling))]
+    # The rest is checked by the rule, in the order PROTOCOLS.md fixes, after the enums here.
+    trigger: Trigger
+    ruling: Ruling
     ruling_markdown: Annotated[str, msgspec.Meta(description="required: 1 to 512,000 characters")] = ""
     contradiction_resolution: Annotated[ResolutionInput | None, msgspec.Meta(
         description="required for a rule ruling, absent otherwise")] = None
@@ -85,3 +108,6 @@ class EndRoleSession(OnTask, frozen=True):
 
 class ResetTask(OnTask, frozen=True):
     pass
+
+
+TaskCommand = CreateTask | ClaimTask | TransitionTask | PostReview | PostRuling | EndRoleSession | ResetTask

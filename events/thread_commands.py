@@ -55,3 +55,6 @@ class RecognizeClosure(Command, frozen=True):
 class RefuseClosure(Command, frozen=True):
     slug: str
     reason: str
+
+
+ThreadCommand = OpenThread | AskQuestion | Contribute | CloseThread | ReopenThread | RecognizeClosure | RefuseClosure

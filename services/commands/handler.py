@@ -1,40 +1,36 @@
-"""The five steps every command takes: load, decide, append with the command's marker,
-retry a lost race, reply. Synchronous: it runs on a worker thread, never on an event loop."""
+"""The steps every command takes: load, decide, append with the command's record, retry a
+lost race, reply. It runs on the command service's event loop, standing on a ``CommandStore``.
+
+A decision is first made on the state the store last saw: an append checks that state is
+still the latest, so a stale one costs a retry, never a wrong write; a refusal, or a decision
+to append nothing, is made again on a fresh read before it is answered.
+"""
 
 from __future__ import annotations
 
-import copy
+import asyncio
 import hashlib
 import random
-import threading
-import time
 import uuid
-from weakref import WeakValueDictionary
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
+from weakref import WeakValueDictionary
 
 import msgspec
-from eventsourcing.application import AggregateNotFoundError
-from eventsourcing.persistence import IntegrityError, OperationalError
 
-from athenaeum.aggregates import fleet
-from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.aggregates.page_consensus import Member
-from athenaeum.aggregates.rules import Context, NotFound, RuleViolation
-from athenaeum.aggregates.state import fold
-from athenaeum.events import Event
+from athenaeum.aggregates.context import Context, Member
+from athenaeum.aggregates.rules import RuleViolation
+from athenaeum.events.commands import Command, CommandRecord
 from athenaeum.events.fleet import FLEET_ID
-from athenaeum.events.commands import Command
-from athenaeum.services.jetstream.log import FINGERPRINT, CommandAlreadyApplied, CommandRecord
-from athenaeum.services.jetstream.messages import Stored
+from athenaeum.projectors import a2a_tasks
 from athenaeum.services.commands.replies import NO_EVENTS, Reply, encode_events
+from athenaeum.services.commands.routes import BY_COMMAND, Route
+from athenaeum.services.commands.store import AlreadyApplied, Applied, CommandKey, CommandStore, Conflict, Unconfirmed
 
-Decide = Callable[[Any, Context], list[Event]]
-Project = Callable[[Any, Any], Any]
 ATTEMPTS = 8
 BACKOFF = 0.002  # seconds: the first lost race's longest pause
-project_fleet = fold(fleet.evolve)
+_encoder = msgspec.json.Encoder()
 
 
 class Activity(NamedTuple):
@@ -42,11 +38,6 @@ class Activity(NamedTuple):
 
     members: tuple[Member, ...]
     position: int | None
-
-    def as_read(self) -> dict[str, Any]:
-        """As the rules that decide on the fleet take it: the members, and where they were read
-        (recorded, so an audit re-checks the decision against the fleet as it was there)."""
-        return {"members": self.members, "as_of_position": self.position}
 
 
 NO_ACTIVITY = Activity((), None)
@@ -56,137 +47,144 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def fingerprint(command: Command) -> str:
+    """Of what a command says, its id aside: the same id sent with another command shows."""
+    return hashlib.sha256(_encoder.encode(msgspec.structs.replace(command, command_id=None))).hexdigest()
+
+
 class CommandHandler:
     def __init__(
         self,
-        app: AthenaeumApplication,
+        store: CommandStore,
         humans: frozenset[str] = frozenset(),
         clock: Callable[[], datetime] = utc_now,
         activity: Callable[[], Activity] = lambda: NO_ACTIVITY,
     ) -> None:
-        self.app = app
+        self.store = store
         self.humans = humans  # the deployment's; the fleet roster may register more
         self.clock = clock
-        self.activity = activity  # the fleet's members as the read models last saw them
+        self.activity = activity  # the fleet's members as the read models last saw them (blocking: a thread's)
         # Commands on one aggregate take turns within this process; optimistic concurrency
-        # then only arbitrates between replicas, instead of threads here losing to each other.
-        self._turns: WeakValueDictionary[str, threading.Lock] = WeakValueDictionary()
-        self._turns_lock = threading.Lock()
-        self.fingerprint = ""  # of the command being handled: see ``for_command``
+        # then only arbitrates between replicas, instead of tasks here losing to each other.
+        self._turns: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
 
-    def for_command(self, command: Command) -> CommandHandler:
-        """This handler, for one command: its marker remembers what the command said, so the
-        same idempotency key sent with a different command is refused, not answered as the first."""
-        handler = copy.copy(self)  # the same application, clock and turns
-        content = msgspec.json.encode(msgspec.structs.replace(command, command_id=None))
-        handler.fingerprint = hashlib.sha256(content).hexdigest()
-        return handler
+    async def send(self, command: Command, actor: str) -> Reply:
+        """Decide ``command`` as ``actor`` and append what it decides, once, however often it
+        is sent with its ``command_id``."""
+        route = BY_COMMAND[type(command)]
+        if command.command_id is None:
+            command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
+        reply = Reply.rejected("conflict", "no id could be derived")
+        for attempt in range(route.attempts):
+            concrete = route.assign(command, actor, command.command_id, attempt) if route.assign else command
+            reply = await self._handle(route, concrete, actor)
+            # A derived id someone else's record already has: derive the next one.
+            if concrete == command or reply.ok or reply.error is None or reply.error.code != "already_exists":
+                break
+        return msgspec.structs.replace(reply, warnings=route.advise(command)) if reply.ok else reply
 
-    def _turn(self, aggregate_id: str) -> threading.Lock:
-        with self._turns_lock:
-            turn = self._turns.get(aggregate_id)
-            if turn is None:
-                turn = self._turns[aggregate_id] = threading.Lock()
-            return turn
+    async def load(self, aggregate_id: str) -> Any:
+        """An aggregate's current state (None: no events yet), read afresh."""
+        return await self.store.load(aggregate_id, fresh=True)
 
-    def load(self, aggregate_id: str, project: Project) -> Any:
-        """The aggregate's current state, or None when it has no events yet."""
-        try:
-            return self.app.repository.get(aggregate_id, projector_func=project)
-        except AggregateNotFoundError:
-            return None
+    def _turn(self, aggregate_id: str) -> asyncio.Lock:
+        turn = self._turns.get(aggregate_id)
+        if turn is None:
+            turn = self._turns[aggregate_id] = asyncio.Lock()
+        return turn
 
-    def is_human(self, principal: str) -> bool:
+    async def _handle(self, route: Route, command: Command, actor: str) -> Reply:
+        aggregate_id = route.family.aggregate_of(command)
+        assert command.command_id is not None
+        # An A2A task's id names one command for everyone (only the A2A gateway sends such ids).
+        scoped = not command.command_id.startswith(a2a_tasks.COMMAND_PREFIX)
+        key = CommandKey(actor, aggregate_id, command.command_id, scoped)
+        digest = fingerprint(command)
+        async with self._turn(aggregate_id):
+            for attempt in range(ATTEMPTS):
+                fresh = attempt > 0
+                state = await self.store.load(aggregate_id, fresh=fresh)
+                if (first := await self.store.applied(key)) is not None:
+                    return _replay(first, digest)
+                context = await self._context(route, command, state, actor, fresh)
+                try:
+                    events = route.family.decide(state, command, context)
+                except RuleViolation as violation:
+                    if not fresh:
+                        continue  # refused on what this process knew: look again before saying so
+                    return Reply.rejected(violation.code, violation.message, violation.field)
+                if not events:
+                    if not fresh:
+                        continue
+                    return Reply.accepted(None, NO_EVENTS)
+                if events[0].originator_id != aggregate_id:
+                    raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
+                record = _record(route, command, context, digest, len(events), scoped)
+                try:
+                    position = await self.store.append(events, record, key)
+                except AlreadyApplied as applied:
+                    return _replay(applied.applied, digest)
+                except Conflict:
+                    # Another writer got there first: decide again on the new state, after a random
+                    # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
+                    await asyncio.sleep(random.uniform(0, BACKOFF * 2**attempt))
+                    continue
+                except Unconfirmed as error:
+                    return await self._outcome_unknown(key, digest, error)
+                return Reply.accepted(position, encode_events(events))
+        return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
+
+    async def _context(self, route: Route, command: Command, state: Any, actor: str, fresh: bool) -> Context:
+        states = {other: await self.store.load(other, fresh=fresh) for other in route.family.reads(command, state)}
+        activity = await asyncio.to_thread(self.activity) if command.reads_fleet else NO_ACTIVITY
+        return Context(
+            actor=actor,
+            now=self.clock(),  # at each attempt: a command that lost a race is not stamped before the winner
+            command_id=command.command_id or "",
+            actor_is_human=await self._is_human(actor, fresh),
+            humans_configured=bool(self.humans),
+            members=activity.members,
+            as_of_position=activity.position,
+            states=states,
+        )
+
+    async def _is_human(self, principal: str, fresh: bool) -> bool:
         """Configured as human by the deployment, or registered as human in the fleet roster."""
         if principal in self.humans:
             return True
-        roster = self.load(FLEET_ID, project_fleet)
+        roster = await self.store.load(FLEET_ID, fresh=fresh)
         return roster is not None and principal in roster.humans
 
-    def handle(
-        self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None,
-        *, scoped: bool = True,
-    ) -> Reply:
-        """``scoped=False`` makes ``command_id`` name one command across every actor and
-        aggregate (an A2A task id names one ratification, whoever sends it)."""
-        with self._turn(aggregate_id):
-            return self._handle(aggregate_id, project, decide, actor, command_id, scoped)
-
-    def _handle(
-        self, aggregate_id: str, project: Project, decide: Decide, actor: str, command_id: str | None, scoped: bool
-    ) -> Reply:
-        command_id = command_id or uuid.uuid4().hex
-        # Scoped by actor and aggregate, one caller's id can neither squat on nor read another's;
-        # unscoped, it names one command for everyone. A JSON array keeps the parts apart: ids
-        # and keys may contain any separator.
-        marker = msgspec.json.encode([actor, aggregate_id, command_id] if scoped else [command_id]).decode()
-        # A retry is not looked up first: the marker's append refuses it, so only a decision
-        # that appends nothing needs to ask whether the command was applied before.
-        for attempt in range(ATTEMPTS):
-            # Timed at each attempt: a command that lost a race is not stamped before the winner.
-            context = Context(actor=actor, now=self.clock(), command_id=command_id, is_human=self.is_human)
-            state = self.load(aggregate_id, project)
-            try:
-                events = decide(state, context)
-            except RuleViolation as violation:
-                # A retry finds its own work done (or its original landing meanwhile): answer as first.
-                earlier = self._applied(marker)
-                return earlier or Reply.rejected(violation.code, violation.message, violation.field)
-            if not events:
-                # Nothing appended, nothing to wait for; unless it is a retry, finding its own work done.
-                return self._applied(marker) or Reply.accepted(None, NO_EVENTS)
-            payload = encode_events(events)
-            try:
-                recordings = self.app.save(*events, command=CommandRecord(marker, bytes(payload), self.fingerprint))
-            except CommandAlreadyApplied as applied:
-                return self._replay(applied.marker)
-            except OperationalError as error:
-                return self._outcome_unknown(marker, command_id, error)
-            except IntegrityError:
-                if (earlier := self._applied(marker)) is not None:
-                    return earlier
-                # Another writer got there first: decide again on the new state, after a random
-                # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
-                if attempt + 1 < ATTEMPTS:
-                    time.sleep(random.uniform(0, BACKOFF * 2**attempt))
-                continue
-            return Reply.accepted(recordings[-1].notification.id, payload)
-        return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
-
-    def _outcome_unknown(self, marker: str, command_id: str, error: OperationalError) -> Reply:
+    async def _outcome_unknown(self, key: CommandKey, digest: str, error: Unconfirmed) -> Reply:
         """The append's answer was lost (a timeout, a leader change): it may have landed, and
-        may yet. Its marker says if it has; else the caller is told to send it again, which
+        may yet. The ledger says if it has; else the caller is told to send it again, which
         applies it at most once, rather than that it failed for good."""
         try:
-            earlier = self._applied(marker)
-        except OperationalError:
+            await self.store.load(key.aggregate_id, fresh=True)
+            earlier = await self.store.applied(key)
+        except Unconfirmed:
             earlier = None
-        return earlier or Reply.rejected(
+        if earlier is not None:
+            return _replay(earlier, digest)
+        return Reply.rejected(
             "unavailable", f"the ledger did not confirm the command ({error}): send it again with command_id "
-            f"{command_id!r}, which applies it at most once", "command_id")
-
-    def _applied(self, marker: str) -> Reply | None:
-        stored = self.app.recorder.applied_command(marker)  # type: ignore[attr-defined]
-        return None if stored is None else self._replay(stored)
-
-    def _replay(self, marker: Stored) -> Reply:
-        """The first answer to a command, for its retry; a different command under the same
-        key is refused (nothing is appended either way)."""
-        first = marker.headers.get(FINGERPRINT)
-        if first and self.fingerprint and first != self.fingerprint:
-            return Reply.rejected("idempotency_key_reused", "this command id was already used for a different "
-                                  "command; use a new one", "command_id")
-        # The marker is the batch's last message, right after the command's last event.
-        return Reply.accepted(marker.seq - 1, msgspec.Raw(marker.payload))
+            f"{key.command_id!r}, which applies it at most once", "command_id")
 
 
-def existing(decide: Decide, what: str, field: str) -> Decide:
-    """``decide`` for a command on an aggregate that must exist (``what``, named by ``field``)."""
+def _record(route: Route, command: Command, context: Context, digest: str, events: int, scoped: bool) -> CommandRecord:
+    return CommandRecord(
+        route=route.name, command=msgspec.Raw(_encoder.encode(command)), fingerprint=digest, actor=context.actor,
+        at=context.now, events=events, scoped=scoped, actor_is_human=context.actor_is_human,
+        humans_configured=context.humans_configured,
+        as_of_position=context.as_of_position if command.reads_fleet else None,
+    )
 
-    def checked(state: Any, context: Context) -> list[Event]:
-        if state is None:
-            raise NotFound(f"no {what}", field)
-        return decide(state, context)
 
-    return checked
+def _replay(applied: Applied, digest: str) -> Reply:
+    """The first answer to a command, for its retry; a different command under the same id is
+    refused (nothing is appended either way)."""
+    if applied.record.fingerprint != digest:
+        return Reply.rejected("idempotency_key_reused", "this command id was already used for a different "
+                              "command; use a new one", "command_id")
+    return Reply.accepted(applied.position, applied.events)
 

@@ -1,31 +1,18 @@
-"""The one table of commands: family, verb, command Struct, and what runs it.
-
-NATS subjects (``athenaeum.cmd.<family>.<verb>``), and later HTTP paths and CLI verbs, are
-all read from here.
-"""
+"""The one table of commands: a row is the command's type, the family that decides it (which
+aggregate it decides on, how that state folds, the family's ``decide``), and where it is
+offered. NATS subjects (``athenaeum.cmd.<group>.<verb>``), HTTP paths
+(``/commands/<group>/<verb>``), the JSON Schema, the OpenAPI document and the audit's reading
+of stored commands all come from it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from athenaeum.aggregates import fleet, ledger, page, quorum, ratification, task, thread
+from athenaeum.aggregates.family import Family
 from athenaeum.events.commands import Command
-from athenaeum.events.ratification_commands import (
-    CancelRatification,
-    CastVote,
-    ExpireRatification,
-    InitRatification,
-    RecordHumanDecision,
-    SplitAtom,
-)
-from athenaeum.events.quorum_commands import (
-    AckProposal,
-    BreakTie,
-    ExpireProposal,
-    NackProposal,
-    OverrideProposal,
-    ProposeQuorum,
-)
+from athenaeum.events.ledger import RecordCheckpoint
 from athenaeum.events.page_commands import (
     AgeAgent,
     AgePage,
@@ -36,8 +23,25 @@ from athenaeum.events.page_commands import (
     EndorsePage,
     InitPage,
     ReadPage,
+    ReassessPage,
     RegisterAgent,
     ResolveDispute,
+)
+from athenaeum.events.quorum_commands import (
+    AckProposal,
+    BreakTie,
+    ExpireProposal,
+    NackProposal,
+    OverrideProposal,
+    ProposeQuorum,
+)
+from athenaeum.events.ratification_commands import (
+    CancelRatification,
+    CastVote,
+    ExpireRatification,
+    InitRatification,
+    RecordHumanDecision,
+    SplitAtom,
 )
 from athenaeum.events.task_commands import (
     ClaimTask,
@@ -57,71 +61,59 @@ from athenaeum.events.thread_commands import (
     RefuseClosure,
     ReopenThread,
 )
-from athenaeum.services.commands import aging_routes as aging
-from athenaeum.services.commands import page_routes as page
-from athenaeum.services.commands import quorum_routes as quorum
-from athenaeum.services.commands import ratification_routes as ratification
-from athenaeum.services.commands import task_routes as task
-from athenaeum.services.commands import thread_routes as thread
-from athenaeum.services.commands.handler import CommandHandler
-from athenaeum.services.timers.deadlines import Deadline
-from athenaeum.services.commands.replies import Reply
 
 SUBJECT_PREFIX = "athenaeum.cmd"
 
 
+def no_advice(command: Any) -> list[str]:
+    return []
+
+
 class Route(NamedTuple):
-    family: str
+    group: str  # the subject's and path's family token (the fleet's commands are ``agent``)
     verb: str
     command: type[Command]
-    run: Callable[[CommandHandler, Any, str], Reply]
+    family: Family
+    exposed: bool = True  # offered over NATS and HTTP; the ledger's own checkpoints are not
+    # Ids the service derives when the sender leaves them out (a proposal's), and how many
+    # derived ids to try when one is taken.
+    assign: Callable[[Any, str, str, int], Any] | None = None
+    attempts: int = 1
+    advise: Callable[[Any], list[str]] = no_advice  # warnings for an accepted command
+
+    @property
+    def name(self) -> str:
+        """How the ledger names the command in the record it stores with its events."""
+        return f"{self.group}.{self.verb}"
 
     @property
     def subject(self) -> str:
-        return f"{SUBJECT_PREFIX}.{self.family}.{self.verb}"
+        return f"{SUBJECT_PREFIX}.{self.group}.{self.verb}"
+
+
+def _family(family: Family, group: str, **verbs: type[Command]) -> tuple[Route, ...]:
+    return tuple(Route(group, verb.replace("_", "-"), command, family) for verb, command in verbs.items())
 
 
 ROUTES = (
-    Route("ratification", "init", InitRatification, ratification.init),
-    Route("ratification", "vote", CastVote, ratification.vote),
-    Route("ratification", "decide", RecordHumanDecision, ratification.decide),
-    Route("ratification", "split", SplitAtom, ratification.split),
-    Route("ratification", "cancel", CancelRatification, ratification.cancel),
-    Route("ratification", "expire", ExpireRatification, ratification.expire),
-    Route("quorum", "propose", ProposeQuorum, quorum.propose),
-    Route("quorum", "ack", AckProposal, quorum.ack),
-    Route("quorum", "nack", NackProposal, quorum.nack),
-    Route("quorum", "tiebreak", BreakTie, quorum.tiebreak),
-    Route("quorum", "override", OverrideProposal, quorum.override),
-    Route("quorum", "expire", ExpireProposal, quorum.expire),
-    Route("thread", "open", OpenThread, thread.open_thread),
-    Route("thread", "ask", AskQuestion, thread.ask),
-    Route("thread", "contribute", Contribute, thread.contribute),
-    Route("thread", "close", CloseThread, thread.close),
-    Route("thread", "reopen", ReopenThread, thread.reopen),
-    Route("thread", "recognize", RecognizeClosure, thread.recognize),
-    Route("thread", "refuse", RefuseClosure, thread.refuse),
-    Route("agent", "register", RegisterAgent, page.register),
-    Route("page", "init", InitPage, page.init),
-    Route("page", "read", ReadPage, page.read),
-    Route("page", "endorse", EndorsePage, page.endorse),
-    Route("page", "edit", EditPage, page.edit),
-    Route("page", "dispute", DisputePage, page.dispute),
-    Route("page", "resolve", ResolveDispute, page.resolve),
-    Route("page", "approve", ApprovePage, page.approve),
-    Route("page", "lifecycle", ChangeLifecycle, page.change_lifecycle),
-    Route("page", "age", AgePage, aging.age_page),
-    Route("agent", "age", AgeAgent, aging.age_agent),
-    Route("task", "create", CreateTask, task.create),
-    Route("task", "claim", ClaimTask, task.claim),
-    Route("task", "transition", TransitionTask, task.transition),
-    Route("task", "review", PostReview, task.review),
-    Route("task", "rule", PostRuling, task.rule),
-    Route("task", "session-ended", EndRoleSession, task.session_ended),
-    Route("task", "reset", ResetTask, task.reset),
+    *_family(ratification.FAMILY, "ratification", init=InitRatification, vote=CastVote, decide=RecordHumanDecision,
+             split=SplitAtom, cancel=CancelRatification, expire=ExpireRatification),
+    Route("quorum", "propose", ProposeQuorum, quorum.FAMILY, assign=quorum.with_proposal_id,
+          attempts=quorum.ID_ATTEMPTS, advise=quorum.advice),
+    *_family(quorum.FAMILY, "quorum", ack=AckProposal, nack=NackProposal, tiebreak=BreakTie,
+             override=OverrideProposal, expire=ExpireProposal),
+    *_family(thread.FAMILY, "thread", open=OpenThread, ask=AskQuestion, contribute=Contribute, close=CloseThread,
+             reopen=ReopenThread, recognize=RecognizeClosure, refuse=RefuseClosure),
+    *_family(fleet.FAMILY, "agent", register=RegisterAgent, age=AgeAgent),
+    *_family(page.FAMILY, "page", init=InitPage, read=ReadPage, endorse=EndorsePage, edit=EditPage,
+             dispute=DisputePage, resolve=ResolveDispute, approve=ApprovePage, lifecycle=ChangeLifecycle,
+             age=AgePage),
+    # The timer's, when the clock alone may have moved a page's readiness: each one appends.
+    Route("page", "reassess", ReassessPage, page.FAMILY, exposed=False),
+    *_family(task.FAMILY, "task", create=CreateTask, claim=ClaimTask, transition=TransitionTask, review=PostReview,
+             rule=PostRuling, session_ended=EndRoleSession, reset=ResetTask),
+    Route("ledger", "checkpoint", RecordCheckpoint, ledger.FAMILY, exposed=False),
 )
-
-DEADLINES: dict[str, Deadline] = {
-    deadline.family: deadline
-    for deadline in (ratification.DEADLINE, quorum.DEADLINE, aging.PAGE_AGING, aging.DORMANCY)
-}
+EXPOSED = tuple(route for route in ROUTES if route.exposed)
+BY_COMMAND: dict[type, Route] = {route.command: route for route in ROUTES}
+BY_NAME: dict[str, Route] = {route.name: route for route in ROUTES}

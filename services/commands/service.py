@@ -1,12 +1,12 @@
 """The ``athenaeum`` NATS micro service: one endpoint per command, in a queue group so
-replicas share the load. Endpoints decode, hand the command to a worker thread, and reply."""
+replicas share the load. Endpoints decode, have the handler decide and append on this loop,
+and reply."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from concurrent.futures import Executor
 from importlib import metadata
 
 import msgspec
@@ -18,17 +18,15 @@ from nats.micro.service import Service
 from athenaeum.aggregates.rules import SLUG, RuleViolation, require_bounded_texts
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply, encode, malformed
-from athenaeum.services.commands.routes import ROUTES, Route
+from athenaeum.services.commands.routes import EXPOSED, Route
 
 ACTOR_HEADER = "Athenaeum-Actor"
 log = logging.getLogger(__name__)
 QUEUE_GROUP = "athenaeum"
 
 
-async def start_command_service(
-    nc: Client, handler: CommandHandler, workers: Executor, commands: bool = True
-) -> Service:
-    """The ``athenaeum`` service; with ``commands=False`` it carries only what is added later
+async def start_command_service(nc: Client, handler: CommandHandler | None) -> Service:
+    """The ``athenaeum`` service; without a ``handler`` it carries only what is added later
     (queries), for a process that runs no command handlers."""
     service = await micro.add_service(
         nc,
@@ -37,17 +35,14 @@ async def start_command_service(
         description="Athenaeum commands",
         queue_group=QUEUE_GROUP,
     )
-    for route in ROUTES if commands else ():
-        await service.add_endpoint(
-            name=f"{route.family}-{route.verb}",
-            subject=route.subject,
-            handler=_endpoint(route, handler, workers),
-        )
+    for route in EXPOSED if handler is not None else ():
+        await service.add_endpoint(name=f"{route.group}-{route.verb}", subject=route.subject,
+                                   handler=_endpoint(route, handler))
     await nc.flush()  # the server has the subscriptions: a request from any connection finds them
     return service
 
 
-def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type: ignore[no-untyped-def]
+def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(route.command)
 
     async def answer(request: Request) -> None:
@@ -65,9 +60,8 @@ def _endpoint(route: Route, handler: CommandHandler, workers: Executor):  # type
             except RuleViolation as violation:
                 reply = Reply.rejected(violation.code, violation.message, violation.field)
             else:
-                loop = asyncio.get_running_loop()
                 try:
-                    reply = await loop.run_in_executor(workers, route.run, handler.for_command(command), command, actor)
+                    reply = await handler.send(command, actor)
                 except Exception as error:  # noqa: BLE001  a request must always be answered
                     log.exception("%s failed", route.subject)
                     reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")

@@ -160,7 +160,28 @@ class JetStreamClient:
         for option in ("allow_atomic", "allow_direct", "deny_delete", "deny_purge"):
             if config.get(option) and not existing.get(option):
                 raise ProgrammingError(f"stream {name} exists without {option}: Athenaeum needs it")
+        await self._require_layout(existing, config, int((info.get("state") or {}).get("messages") or 0))
         return int(existing.get("num_replicas") or 1)
+
+    async def _require_layout(self, existing: dict, wanted: dict, messages: int) -> None:
+        """A stream written in another layout of subjects and headers is refused, in one line;
+        an empty one without a layout (made by hand, or by an older version) is given ours."""
+        ours = dict(wanted.get("metadata") or {})
+        theirs = existing.get("metadata") or {}
+        for key, layout in ours.items():
+            found = theirs.get(key)
+            if found == layout:
+                continue
+            if found is None and messages == 0:
+                update = existing | {"metadata": theirs | ours}
+                reply = await self._api(f"STREAM.UPDATE.{existing['name']}", msgspec.json.encode(update))
+                if "error" in reply:
+                    raise ProgrammingError(f"stream {existing['name']}: {reply['error'].get('description')}")
+                continue
+            raise ProgrammingError(
+                f"stream {existing['name']} holds a ledger in layout {found or 1} of Athenaeum, and this version "
+                f"reads layout {layout}: read it with the version that wrote it (athenaeum export), or use another "
+                "stream")
 
     async def _stream_info_patiently(self, name: str) -> dict:
         # A cluster busy placing a stream others are creating at the same moment may let an
@@ -264,8 +285,12 @@ class JetStreamClient:
 
     async def last(self, stream: str, subject: str) -> Stored | None:
         """The last message on ``subject`` (wildcards allowed), or None."""
-        request = msgspec.json.encode({"last_by_subj": subject})
-        msg = await self._request(f"$JS.API.DIRECT.GET.{stream}", request, {})
+        return await self.get(stream, {"last_by_subj": subject})
+
+    async def get(self, stream: str, request: dict[str, object]) -> Stored | None:
+        """The one message a direct get ``request`` names (``last_by_subj``, or ``seq`` with
+        ``next_by_subj``), or None."""
+        msg = await self._request(f"$JS.API.DIRECT.GET.{stream}", msgspec.json.encode(request), {})
         status = msg.headers.get("Status") if msg.headers else None
         if status == "404":
             return None
@@ -273,15 +298,15 @@ class JetStreamClient:
             raise OperationalError(f"direct get on {stream} failed: {msg.headers}")
         return stored(msg)
 
-    async def leader_last(self, stream: str, subject: str) -> Stored | None:
-        """As ``last``, answered by the stream's leader, which has every acknowledged message
+    async def leader_get(self, stream: str, request: dict[str, object]) -> Stored | None:
+        """As ``get``, answered by the stream's leader, which has every acknowledged message
         (a direct get may be answered by a replica still applying the latest ones)."""
-        reply = await self._api(f"STREAM.MSG.GET.{stream}", msgspec.json.encode({"last_by_subj": subject}))
+        reply = await self._api(f"STREAM.MSG.GET.{stream}", msgspec.json.encode(request))
         error = reply.get("error")
         if error is not None:
             if error.get("err_code") == NO_MESSAGE_FOUND:
                 return None
-            raise OperationalError(f"reading the last message of {subject} from {stream}: {error.get('description')}")
+            raise OperationalError(f"reading {request} from {stream}: {error.get('description')}")
         return stored_from_api(reply["message"])
 
     async def stream_info(self, stream: str) -> dict:

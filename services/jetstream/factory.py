@@ -37,6 +37,10 @@ from athenaeum.services.jetstream.recorders import (
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
 DEFAULT_STREAM = "ATHENAEUM"
+# The layout of subjects and headers a stream is written in (see ``subjects`` and ``log``):
+# declared in the stream's metadata, and a stream of another layout is refused.
+LAYOUT_KEY = "athenaeum_layout"
+LAYOUT = "2"
 _STREAM_NAME = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
@@ -55,6 +59,7 @@ def stream_config(name: str, replicas: int, *, immutable: bool) -> dict[str, obj
         "allow_direct": True,
         "deny_delete": immutable,
         "deny_purge": immutable,
+        "metadata": {LAYOUT_KEY: LAYOUT},
     }
 
 

@@ -1,16 +1,26 @@
 """An eventsourcing sequence store over one stream: appends with per-aggregate concurrency
 control, and reads of aggregates and tracking positions (notifications: ``notifications``).
 
-Its coroutines run on the connection's loop thread, which also owns its ``Positions``.
+An append may carry out a command (see ``CommandAppend``): its events then go under the
+command's token, the first one carrying the command's record, so that the command is stored
+with what it did and a retry of it is recognised on its aggregate. A command whose record is
+too large for a header, or whose id is one for everyone rather than its sender's, also writes
+a marker after its events, in the same atomic batch.
+
+Its coroutines run on one loop (the connection's loop thread, or the command service's),
+which also owns its ``Positions``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 from collections.abc import Sequence
 from typing import NamedTuple
 from uuid import UUID
 
+import msgspec
 from eventsourcing.persistence import (
     IntegrityError,
     OperationalError,
@@ -22,13 +32,20 @@ from eventsourcing.persistence import (
 from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, WrongLastSequence
 from athenaeum.services.jetstream.messages import Outgoing, Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
-from athenaeum.services.jetstream.subjects import StreamSubjects
+from athenaeum.services.jetstream.subjects import NO_COMMAND, StreamSubjects
 
 TOPIC = "Athenaeum-Topic"
 # On a snapshot: the event-stream sequence of the event at the snapshot's version.
 EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
-FINGERPRINT = "Athenaeum-Command-Sha"
+EXPECT_LAST_OF = "Nats-Expected-Last-Subject-Sequence-Subject"
+# On a command's first event: its record (base64, so that the bytes stored are the bytes kept),
+# or, when the record is in the command's marker, the record's SHA-256.
+COMMAND = "Athenaeum-Command"
+COMMAND_SHA = "Athenaeum-Command-Sha"
+# A record up to this size rides in its first event's headers (the server takes at most 64 KiB
+# of headers per message); a larger one, an artifact's say, goes in a marker of its own.
+INLINE_RECORD = 24 * 1024
 
 READ_BATCH = 1000
 # eventsourcing starts aggregates at version 1; its suites also start some at 0.
@@ -36,20 +53,38 @@ FIRST_VERSION = 1
 APPEND_ATTEMPTS = 5
 
 
-class CommandRecord(NamedTuple):
-    """The marker a command's append carries, so a retried command is recognised forever."""
+class CommandAppend(NamedTuple):
+    """The command an append carries out: its token, its record, and whether its id is one
+    for everyone (then a marker, expected new, keeps it once across every aggregate)."""
 
-    command_id: str
-    payload: bytes  # what the command service needs to answer a retry as it answered first
-    fingerprint: str = ""  # of the command's content, so a key reused for another command shows
+    token: str
+    record: bytes
+    global_id: bool = False
+
+    @property
+    def marked(self) -> bool:
+        return self.global_id or len(self.record) > INLINE_RECORD
 
 
 class CommandAlreadyApplied(IntegrityError):
     """The command's marker is in the stream already: nothing was appended this time."""
 
-    def __init__(self, command_id: str, marker: Stored) -> None:
-        super().__init__(f"command {command_id!r} was applied at sequence {marker.seq}")
+    def __init__(self, token: str, marker: Stored) -> None:
+        super().__init__(f"command {token} was applied at sequence {marker.seq}")
         self.marker = marker
+
+
+class AppliedCommand(NamedTuple):
+    """A command found in the stream: its record and the events it appended, in order."""
+
+    record: bytes
+    events: list[Stored]
+
+
+def record_of(message: Stored) -> bytes | None:
+    """The command record a command's first event carries in its headers, if it does."""
+    carried = message.headers.get(COMMAND)
+    return None if carried is None else base64.b64decode(carried)
 
 
 class StreamLog:
@@ -71,67 +106,75 @@ class StreamLog:
         self,
         events: Sequence[StoredEvent],
         tracking: Tracking | None = None,
-        command: CommandRecord | None = None,
+        command: CommandAppend | None = None,
     ) -> list[int]:
-        """Append ``events`` (and ``tracking``, and the ``command`` marker, always last)
-        atomically; return the events' stream sequences."""
-        count = len(events) + (tracking is not None) + (command is not None)
+        """Append ``events`` (and ``tracking``, and the ``command``'s marker when it has one,
+        always last) atomically; return the events' stream sequences."""
+        marked = command is not None and command.marked
+        count = len(events) + (tracking is not None) + marked
         if count == 0:
             return []
         if count > MAX_BATCH:
             raise ProgrammingError(
                 f"{count} records in one insert; one atomic JetStream batch holds at most {MAX_BATCH}"
             )
-        subjects = [self.subjects.aggregate(event.originator_id) for event in events]
-        _check_ascending(events, subjects)
+        token = command.token if command is not None else NO_COMMAND
+        filters = [self.subjects.aggregate(event.originator_id) for event in events]
+        _check_ascending(events, filters)
         tracking_subject = self.subjects.tracking(tracking.application_name) if tracking else None
-        involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
+        involved = set(filters) | ({tracking_subject} if tracking_subject else set())
         for attempt in range(APPEND_ATTEMPTS):
-            heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
-            messages = self._messages(events, subjects, heads)
+            heads = await self._heads(involved, events, filters, presume_new=attempt == 0)
+            messages = self._messages(events, filters, token, heads)
             appending = len(messages)
+            if messages and command is not None:
+                messages[0].headers |= _carrying(command)
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
-            if command is not None:
-                messages.append(self._command_message(command))
+            if marked and command is not None:
+                # Expecting no earlier message on the marker's subject makes the command apply once.
+                messages.append(Outgoing(self.subjects.marker(command.token), command.record, {EXPECT_LAST: "0"}))
             if not messages:
                 return []  # only snapshots older than the latest
             try:
                 last_seq = await self.client.append(messages)
             except WrongLastSequence:
-                if command is not None and (marker := await self.applied(command.command_id)):
-                    raise CommandAlreadyApplied(command.command_id, marker) from None
+                if marked and command is not None and (marker := await self.last(self.subjects.marker(command.token))):
+                    raise CommandAlreadyApplied(command.token, marker) from None
                 for subject in involved:
                     self.positions.heads.forget(subject)
                 continue
             first_seq = last_seq - len(messages) + 1
-            for offset, message in enumerate(messages[: len(messages) - (command is not None)]):
-                self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
+            for offset, message in enumerate(messages[: len(messages) - marked]):
+                self.positions.remember(message.filter or message.subject,
+                                        Head(position_of(message.headers), first_seq + offset))
             self.appended = max(self.appended, first_seq + appending - 1)
             return list(range(first_seq, first_seq + appending))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
     def _messages(
-        self, events: Sequence[StoredEvent], subjects: list[str], heads: dict[str, Head | None]
+        self, events: Sequence[StoredEvent], filters: list[str], token: str, heads: dict[str, Head | None]
     ) -> list[Outgoing]:
         messages = []
         expected: set[str] = set()
-        for event, subject in zip(events, subjects):
-            if self._superseded(event, heads[subject]):
+        for event, aggregate in zip(events, filters):
+            if self._superseded(event, heads[aggregate]):
                 continue
+            subject = self.subjects.event(event.originator_id, token)
             headers = {VERSION: str(event.originator_version), TOPIC: event.topic}
             headers |= self.subjects.id_headers(event.originator_id, subject)
-            if subject not in expected:
+            if aggregate not in expected:
                 # JetStream checks an expectation only on a subject's first message in a batch.
-                expected.add(subject)
-                head = heads[subject]
+                expected.add(aggregate)
+                head = heads[aggregate]
                 if head is not None and event.originator_version <= head.position:
                     raise _not_after(event, head.position, "the recorded version")
                 headers[EXPECT_LAST] = str(head.seq if head else 0)
+                headers[EXPECT_LAST_OF] = aggregate
                 snapshot_of = self._event_sequence(event)
                 if snapshot_of is not None:
                     headers[EVENT_SEQUENCE] = str(snapshot_of)
-            messages.append(Outgoing(subject, event.state, headers))
+            messages.append(Outgoing(subject, event.state, headers, filter=aggregate))
         return messages
 
     def _superseded(self, event: StoredEvent, head: Head | None) -> bool:
@@ -148,14 +191,50 @@ class StreamLog:
         headers = {TRACKING: str(tracking.notification_id), EXPECT_LAST: str(head.seq if head else 0)}
         return Outgoing(subject, b"", headers)
 
-    def _command_message(self, command: CommandRecord) -> Outgoing:
-        # Expecting no earlier message on the marker's subject makes a command apply once.
-        headers = {EXPECT_LAST: "0"} | ({FINGERPRINT: command.fingerprint} if command.fingerprint else {})
-        return Outgoing(self.subjects.command(command.command_id), command.payload, headers)
+    async def applied(self, originator_id: UUID | str, token: str) -> AppliedCommand | None:
+        """The command whose token is ``token``, if it appended to ``originator_id``: its events
+        are contiguous (one atomic append) from its first on that aggregate, which comes first."""
+        first = await self.first(self.subjects.event(originator_id, token))
+        while first is not None and _ours(first) is None:  # another publisher's message: not ours
+            first = await self.next_on(self.subjects.event(originator_id, token), first.seq + 1)
+        if first is None:
+            return None
+        record = record_of(first)
+        if record is None:  # the record is in the command's marker, after its events
+            marker = await self.last(self.subjects.marker(token))
+            return None if marker is None else await self._applied_through(marker)
+        return AppliedCommand(record, await self._events_from(first.seq, _event_count(record)))
 
-    async def applied(self, command_id: str) -> Stored | None:
-        """The marker of ``command_id`` if that command was applied."""
-        return await self.last(self.subjects.command(command_id))
+    async def applied_marker(self, token: str) -> AppliedCommand | None:
+        """The command whose marker has ``token``, if it was applied (an id for everyone)."""
+        marker = await self.last(self.subjects.marker(token))
+        return None if marker is None else await self._applied_through(marker)
+
+    async def _applied_through(self, marker: Stored) -> AppliedCommand:
+        count = _event_count(marker.payload)
+        return AppliedCommand(marker.payload, await self._events_from(marker.seq - count, count))
+
+    async def _events_from(self, seq: int, count: int) -> list[Stored]:
+        messages, _ = await self.client.read(self.stream, self.subjects.events, seq, count, seq + count - 1)
+        return messages[:count]
+
+    async def history(self, originator_id: UUID | str, after: int = 0) -> list[Stored]:
+        """Every message of this store on the aggregate after stream sequence ``after``, in order;
+        the aggregate's head is remembered for the next append."""
+        aggregate = self.subjects.aggregate(originator_id)
+        newest = await self.last(aggregate) if self.replicated else None
+        found: list[Stored] = []
+        start = after + 1
+        while True:
+            messages, more = await self.client.read(self.stream, aggregate, start, READ_BATCH,
+                                                    newest.seq if newest else 0)
+            found += [message for message in messages if _ours(message) is not None]
+            if not messages or not more:
+                break
+            start = messages[-1].seq + 1
+        if found:
+            self.positions.remember(aggregate, Head.of(found[-1]))
+        return found
 
     def _event_sequence(self, snapshot: StoredEvent) -> int | None:
         if self.events_log is None:
@@ -182,8 +261,18 @@ class StreamLog:
     async def last(self, subject: str) -> Stored | None:
         """The last message on ``subject``: from the leader of a replicated stream."""
         if self.replicated:
-            return await self.client.leader_last(self.stream, subject)
+            return await self.client.leader_get(self.stream, {"last_by_subj": subject})
         return await self.client.last(self.stream, subject)
+
+    async def first(self, subject: str) -> Stored | None:
+        """The first message on ``subject``: from the leader of a replicated stream."""
+        return await self.next_on(subject, 1)
+
+    async def next_on(self, subject: str, seq: int) -> Stored | None:
+        """The first message on ``subject`` at or after ``seq``."""
+        if self.replicated:
+            return await self.client.leader_get(self.stream, {"seq": seq, "next_by_subj": subject})
+        return await self.client.get(self.stream, {"seq": seq, "next_by_subj": subject})
 
     async def _fetch_head(self, subject: str) -> Head | None:
         last = await self.last(subject)
@@ -300,6 +389,22 @@ def _ours(message: Stored) -> Head | None:
 
 def _not_after(event: StoredEvent, previous: int, what: str) -> IntegrityError:
     return IntegrityError(f"version {event.originator_version} of {event.originator_id!r} is not after {what} {previous}")
+
+
+def _carrying(command: CommandAppend) -> dict[str, str]:
+    """The headers of a command's first event: its record, or the SHA-256 of its marker's."""
+    if command.marked:
+        return {COMMAND_SHA: hashlib.sha256(command.record).hexdigest()}
+    return {COMMAND: base64.b64encode(command.record).decode()}
+
+
+def _event_count(record: bytes) -> int:
+    """How many events a stored command record says its command appended."""
+    return int(msgspec.json.decode(record, type=_Counted).events)
+
+
+class _Counted(msgspec.Struct):
+    events: int
 
 
 def _check_ascending(events: Sequence[StoredEvent], subjects: list[str]) -> None:

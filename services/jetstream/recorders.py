@@ -18,8 +18,7 @@ from eventsourcing.persistence import (
 )
 
 from athenaeum.services.jetstream.connection import Connection
-from athenaeum.services.jetstream.log import CommandRecord, StreamLog
-from athenaeum.services.jetstream.messages import Stored
+from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.notifications import max_notification_id, scan
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 
@@ -37,17 +36,8 @@ class JetStreamAggregateRecorder(JetStreamRecorder, AggregateRecorder):
         self._insert(stored_events, **kwargs)
         return None
 
-    def _insert(
-        self,
-        stored_events: Sequence[StoredEvent],
-        tracking: Tracking | None = None,
-        command: CommandRecord | None = None,
-        **ignored: Any,
-    ) -> list[int]:
-        """``command`` (a ``CommandRecord``, passed as ``app.save(*events, command=...)``)
-        appends the command's marker in the same batch: a second append of one command id
-        raises ``CommandAlreadyApplied`` and stores nothing."""
-        return self.connection.run(self.log.append(stored_events, tracking, command))
+    def _insert(self, stored_events: Sequence[StoredEvent], tracking: Tracking | None = None, **ignored: Any) -> list[int]:
+        return self.connection.run(self.log.append(stored_events, tracking))
 
     def select_events(
         self,
@@ -81,10 +71,6 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
 
     def max_notification_id(self) -> int | None:
         return self.connection.run(max_notification_id(self.log))
-
-    def applied_command(self, command_id: str) -> Stored | None:
-        """The marker a command with ``command_id`` left when it was applied, if it was."""
-        return self.connection.run(self.log.applied(command_id))
 
     def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
         return JetStreamSubscription(self, self.connection, self.log, gt=gt, topics=topics)

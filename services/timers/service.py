@@ -15,7 +15,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from datetime import datetime, timedelta, timezone
 
@@ -23,16 +23,16 @@ from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
 
-from athenaeum.aggregates.application import MapperDeserialisationError
-from athenaeum.events import UnknownEventTag
-from athenaeum.services.commands.aging_routes import sweep_readiness
+from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
+from athenaeum.aggregates.rules import ceil_second
+from athenaeum.events import UnknownEventTag, family_id
 from athenaeum.services.commands.handler import CommandHandler, utc_now
-from athenaeum.services.timers.deadlines import Deadline, ceil_second
+from athenaeum.services.timers.aging import DORMANCY, PAGE_AGING, approvals_offered, reassessment
+from athenaeum.services.timers.deadlines import PROPOSAL, RATIFICATION, Deadline
 from athenaeum.services.views.projection import PROJECTION as VIEWS_PROJECTION
 from athenaeum.services.jetstream.client import STREAM_NAME_IN_USE
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.views.read_models import ReadModelStore
-from athenaeum.services.commands.routes import DEADLINES
 
 TIMER_ACTOR = "athenaeum-timer"
 # A message schedule counts nanoseconds since 1970 in 64 bits: one set past April 2262 fires at
@@ -49,18 +49,22 @@ SWEEP_GRACE = timedelta(seconds=10)
 SCHEDULE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0)  # seconds between tries to set one schedule
 VIEWS_CATCH_UP = 60.0  # seconds a sweep waits for the views before it skips its turn
 PROJECTION = "timers"
+DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (RATIFICATION, PROPOSAL, PAGE_AGING, DORMANCY)}
 log = logging.getLogger(__name__)
 
 
 class TimerService:
     def __init__(
-        self, nc: Client, handler: CommandHandler, store: ReadModelStore, workers: Executor, stream: str = "ATHENAEUM",
-        replicas: int = 1,
+        self, nc: Client, handler: CommandHandler, app: AthenaeumApplication, store: ReadModelStore, workers: Executor,
+        stream: str = "ATHENAEUM", replicas: int = 1,
     ) -> None:
-        """``stream`` and ``replicas``: the ledger's, whose timers these are."""
+        """``handler``: on this loop, where it sends the deadlines' commands; ``app``: the ledger
+        followed for the events that set deadlines; ``stream`` and ``replicas``: the ledger's,
+        whose timers these are."""
         self.nc = nc
         self.js = nc.jetstream()
         self.handler = handler
+        self.app = app
         self.store = store
         self.workers = workers
         self.stream = f"{stream}_TIMERS"
@@ -79,12 +83,12 @@ class TimerService:
                 raise
             await self.js.update_stream(config)  # made by an older version, with other replicas
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self.workers, self.sweep)
+        await self.sweep()
         self._tasks = [asyncio.create_task(self._fire()), asyncio.create_task(self._schedule(loop)),
                        asyncio.create_task(self._every(READINESS_SWEEP_EVERY, self._sweep_readiness_once,
-                                                       "sweeping pages' readiness for approval", loop)),
+                                                       "sweeping pages' readiness for approval")),
                        asyncio.create_task(self._every(OVERDUE_SWEEP_EVERY, self._sweep_late,
-                                                       "sweeping deadlines a lost schedule missed", loop))]
+                                                       "sweeping deadlines a lost schedule missed"))]
         return self
 
     async def stop(self) -> None:
@@ -95,26 +99,28 @@ class TimerService:
         # the loop then sees the stop flag within one fetch timeout.
         await asyncio.wait(self._tasks, timeout=5)
 
-    def sweep(self, late_by: timedelta = timedelta(0)) -> None:
+    async def sweep(self, late_by: timedelta = timedelta(0)) -> None:
         """Meet every deadline due ``late_by`` ago or earlier."""
         now = self.handler.clock() - late_by
         for deadline in DEADLINES.values():
-            for key in deadline.overdue(self.store, now):
+            for key in await asyncio.to_thread(list, deadline.overdue(self.store, now)):
                 if self._stop.is_set():
                     return
                 try:
-                    self.expire(deadline, key)
+                    await self.expire(deadline, key)
                 except Exception:  # noqa: BLE001  one that cannot be met must not hold up the rest
                     log.exception("expiring %s %s", deadline.family, key)
 
-    def expire(self, deadline: Deadline, key: str) -> datetime | None:
+    async def expire(self, deadline: Deadline, key: str) -> datetime | None:
         """Send the deadline's command; None once it is met, else when it is still due."""
-        reply = deadline.expire(self.handler, key, TIMER_ACTOR)
+        aggregate = deadline.aggregate(key)
+        command = await asyncio.to_thread(deadline.command, key, await self.handler.load(aggregate), self.store)
+        reply = await self.handler.send(command, TIMER_ACTOR)
         if not reply.ok:
             log.warning("expiring %s %s: %s", deadline.family, key, reply.error)
             if reply.error is not None and reply.error.code == "not_found":
                 return None
-        return deadline.next_due(self.handler, self.store, key)
+        return await asyncio.to_thread(deadline.next_due, key, await self.handler.load(aggregate), self.store)
 
     async def schedule(self, family: str, aggregate_id: str, at: datetime) -> None:
         token = escape(aggregate_id)
@@ -132,8 +138,8 @@ class TimerService:
 
     async def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
         """Follow the ledger and schedule every deadline an event sets."""
-        recorder = self.handler.app.recorder
-        mapper = self.handler.app.mapper
+        recorder = self.app.recorder
+        mapper = self.app.mapper
         subscription = recorder.subscribe(gt=self.store.position(PROJECTION))
 
         def follow() -> None:
@@ -179,30 +185,36 @@ class TimerService:
                     raise
         self._scheduled[(deadline.family, key)] = due
 
-    async def _every(
-        self, period: timedelta, sweep: Callable[[], None], what: str, loop: asyncio.AbstractEventLoop
-    ) -> None:
+    async def _every(self, period: timedelta, sweep: Callable[[], Awaitable[None]], what: str) -> None:
         while not self._stop.is_set():
             try:
-                await loop.run_in_executor(self.workers, sweep)
+                await sweep()
             except Exception:  # noqa: BLE001  the next sweep tries again
                 log.exception(what)
             await asyncio.sleep(period.total_seconds())  # a period, not a wait on a condition
 
-    def _sweep_late(self) -> None:
-        if self._views_caught_up():
-            self.sweep(SWEEP_GRACE)
+    async def _sweep_late(self) -> None:
+        if await asyncio.to_thread(self._views_caught_up):
+            await self.sweep(SWEEP_GRACE)
 
-    def _sweep_readiness_once(self) -> None:
-        if self._views_caught_up():
-            sweep_readiness(self.handler, self.store, TIMER_ACTOR)
+    async def _sweep_readiness_once(self) -> None:
+        """Reassess every page whose readiness for approval the clock changed."""
+        if not await asyncio.to_thread(self._views_caught_up):
+            return
+        pages, offered = await asyncio.to_thread(approvals_offered, self.store)
+        activity, now = await asyncio.to_thread(self.handler.activity), self.handler.clock()
+        for key in pages:
+            state = await self.handler.load(family_id("page", key))
+            command = reassessment(key, state, activity.members, offered, now)
+            if command is not None and not (reply := await self.handler.send(command, TIMER_ACTOR)).ok:
+                log.warning("reassessing %s: %s", key, reply.error)
 
     def _views_caught_up(self) -> bool:
         """Whether the views reached the ledger's head as it was when asked (waited for, within
         a bound). A sweep compares the rules with the views: on views still replaying (at
         start-up, or a projector of its own lagging) it would act on what is on its way, or
         take active agents for idle ones."""
-        head = self.handler.app.recorder.max_notification_id() or 0
+        head = self.app.recorder.max_notification_id() or 0
         deadline = time.monotonic() + VIEWS_CATCH_UP
         while (self.store.position(VIEWS_PROJECTION) or 0) < head:
             if self._stop.wait(0.5) or time.monotonic() > deadline:  # poll interval of a bounded wait
@@ -212,7 +224,6 @@ class TimerService:
     async def _fire(self) -> None:
         consumer = ConsumerConfig(durable_name="athenaeum-timer", ack_policy=AckPolicy.EXPLICIT)
         pull = await self.js.pull_subscribe(f"{self.stream}.fire.>", durable="athenaeum-timer", config=consumer)
-        loop = asyncio.get_running_loop()
         while not self._stop.is_set():
             try:
                 fired = await pull.fetch(batch=10, timeout=1)
@@ -230,7 +241,7 @@ class TimerService:
                     continue
                 key = unescape(token)
                 try:
-                    still_due = await loop.run_in_executor(self.workers, self.expire, deadline, key)
+                    still_due = await self.expire(deadline, key)
                 except Exception:  # noqa: BLE001  the ledger is unreachable: the timer comes back
                     log.exception("expiring %s %s", family, key)
                     await message.nak(delay=1)

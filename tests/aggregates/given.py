@@ -53,15 +53,20 @@ class Outcome:
         return self.violation
 
     def then(self, *tags: str) -> list[Event]:
+        """The events' tags; those on the command's own aggregate (the first event's) follow its
+        versions on (a decision may also write others: a recognized closure's pages)."""
         assert self.violation is None, f"rejected with {self.violation.code}: {self.violation}"
         assert [event.tag for event in self.events] == list(tags)
-        versions = [event.originator_version for event in self.events]
+        versions = [event.originator_version for event in self.own()]
         previous = self.scenario.state.version if self.scenario.history else 0
         assert versions == list(range(previous + 1, previous + 1 + len(versions)))
         return self.events
 
+    def own(self) -> list[Event]:
+        return [event for event in self.events if event.originator_id == self.events[0].originator_id]
+
     def and_state(self) -> Any:
-        return self.scenario.family.project(None, [*self.scenario.history, *self.events])
+        return self.scenario.family.project(None, [*self.scenario.history, *self.own()])
 
 
 def given(family: Family, *history: list[Event]) -> Scenario:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import msgspec
 
-from athenaeum.aggregates import ratification as r
-from athenaeum.aggregates.ratification_state import evolve
+from athenaeum.aggregates.ratification import FAMILY
 from athenaeum.events import Event, event_registry
 from athenaeum.events.ratification import Caveat, Decision, HumanChoice, Mode, RatificationEvent
-from tests.aggregates.given import at, given
-from tests.aggregates.test_ratification import SHA, decomposed, frozen, objection
+from athenaeum.events.ratification_commands import CancelRatification
+from tests.aggregates.given import at, decided
+from tests.aggregates.test_ratification import decomposed, frozen, human, objection, split, vote
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "ratification.jsonl"
 
@@ -25,19 +25,16 @@ def samples() -> dict[str, Event]:
     """One event of every ratification tag, from scenarios that run the real rules."""
     histories = [decomposed()]
     history = decomposed()
-    state = given(evolve, history).state
-    history += r.decide(state, at(5, "ada"), decision=HumanChoice.DECOMPOSE_FURTHER, atoms=("A2",))
-    history += r.split(given(evolve, history).state, at(6, "alice"), atom="A2", into=(objection("Logs"),))
-    caveats = tuple(Caveat(atom=a.id, ticket="OPS-1") for a in given(evolve, history).state.atoms)
-    history += r.decide(given(evolve, history).state, at(7, "ada"), decision=HumanChoice.REWRITE_WITH_CAVEATS,
-                        caveats=caveats)
+    history += decided(FAMILY, history, human(HumanChoice.DECOMPOSE_FURTHER, atoms=["A2"]), at(5, "ada"))
+    history += decided(FAMILY, history, split("A2", objection("Logs")), at(6, "alice"))
+    caveats = [Caveat(atom=a.id, ticket="OPS-1") for a in FAMILY.project(None, history).atoms]
+    history += decided(FAMILY, history, human(HumanChoice.REWRITE_WITH_CAVEATS, caveats=caveats), at(7, "ada"))
     histories.append(history)
     canceled = frozen()
-    canceled += r.cancel(given(evolve, canceled).state, at(1, "alice"))
+    canceled += decided(FAMILY, canceled, CancelRatification(topic="adr-7"), at(1, "alice"))
     histories.append(canceled)
     fast = frozen(roster=["bob"], mode=Mode.FAST)
-    fast += r.cast_vote(given(evolve, fast).state, at(1, "bob"), decision=Decision.DISSENT, artifact_sha256=SHA,
-                        dissent=(objection(),))
+    fast += decided(FAMILY, fast, vote(Decision.DISSENT, (objection(),)), at(1, "bob"))
     histories.append(fast)
     return {event.tag: event for events in histories for event in events}
 

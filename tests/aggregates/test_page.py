@@ -6,88 +6,133 @@ from datetime import timedelta
 
 import pytest
 
-from athenaeum.aggregates import fleet as f
 from athenaeum.aggregates import page as p
-from athenaeum.aggregates.page_consensus import Member, consensus
-from athenaeum.aggregates.page_state import evolve
+from athenaeum.aggregates import page_canon
+from athenaeum.aggregates.context import Member
+from athenaeum.aggregates.fleet import FAMILY as FLEET_FAMILY
+from athenaeum.aggregates.page import FAMILY
+from athenaeum.aggregates.page_consensus import consensus
 from athenaeum.events import Event
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle
-from tests.aggregates.given import T0, at, given
+from athenaeum.events.page_commands import (
+    AgeAgent,
+    AgePage,
+    ApprovePage,
+    ChangeLifecycle,
+    DisputePage,
+    EditPage,
+    EndorsePage,
+    InitPage,
+    ReadPage,
+    ReassessPage,
+    RegisterAgent,
+    ResolveDispute,
+)
+from tests.aggregates.given import T0, at, decided, given
 
 PAGE = "wiki/canon/rules.md"
 CONTENT = "# Canon rules\n\n## Approval\n" + "".join(f"Rule {i}.\n" for i in range(1, 11))
 
 
-def members(*names: str, days_idle: float = 0) -> list[Member]:
-    return [Member(name, T0 - timedelta(days=90), T0 - timedelta(days=days_idle)) for name in names]
+def members(*names: str, days_idle: float = 0) -> tuple[Member, ...]:
+    return tuple(Member(name, T0 - timedelta(days=90), T0 - timedelta(days=days_idle)) for name in names)
 
 
 FLEET = members("alice", "bob", "carol")
 
 
+def read(session: str) -> ReadPage:
+    return ReadPage(page=PAGE, session_id=session)
+
+
+def endorse(session: str, status: Endorsing = Endorsing.ACCEPTED, rev: int | None = None) -> EndorsePage:
+    return EndorsePage(page=PAGE, status=status, session_id=session, rev=rev)
+
+
+def edit(content: str, significant: bool = False) -> EditPage:
+    return EditPage(page=PAGE, content=content, significant=significant)
+
+
+def dispute(section: str, thread: str | None = None) -> DisputePage:
+    return DisputePage(page=PAGE, section=section, thread=thread)
+
+
+def resolve(agent: str) -> ResolveDispute:
+    return ResolveDispute(page=PAGE, agent=agent, decision="keep", thread="canon-rules")
+
+
+def lifecycle(to: Lifecycle, reason: str = "x") -> ChangeLifecycle:
+    return ChangeLifecycle(page=PAGE, to=to, reason=reason)
+
+
+AGE = AgePage(page=PAGE)
+
+
 def initialized() -> list[Event]:
-    return p.init_page(None, at(0, "alice"), page=PAGE, content=CONTENT)
+    return decided(FAMILY, [], InitPage(page=PAGE, content=CONTENT), at(0, "alice"))
 
 
 def state_of(history: list[Event]):  # type: ignore[no-untyped-def]
-    return given(evolve, history).state
+    return given(FAMILY, history).state
 
 
 def endorsed(history: list[Event], agent: str, status: Endorsing = Endorsing.ACCEPTED, hours: float = 1,
              session: str = "s1") -> list[Event]:
-    history = history + p.read(state_of(history), at(hours, agent), session_id=session)
-    return history + p.endorse(state_of(history), at(hours, agent), status=status, session_id=session, members=FLEET)
+    history = history + decided(FAMILY, history, read(session), at(hours, agent))
+    return history + decided(FAMILY, history, endorse(session, status), at(hours, agent, members=FLEET))
 
 
-def approve(history: list[Event], level: CanonLevel, hours: float = 2, fleet: list[Member] = FLEET):  # type: ignore[no-untyped-def]
-    return given(evolve, history).when(p.approve, at(hours, "ada"), level=level, members=fleet, as_of_position=7)
+def approve(history: list[Event], level: CanonLevel, hours: float = 2,  # type: ignore[no-untyped-def]
+            fleet: tuple[Member, ...] = FLEET):
+    return given(FAMILY, history).when(ApprovePage(page=PAGE, level=level),
+                                       at(hours, "ada", members=fleet, as_of_position=7))
 
 
 class TestFleet:
     def test_anyone_registers_on_an_empty_roster_then_only_humans(self) -> None:
-        [first] = given(f.evolve).when(f.register, at(0, "alice"), name="ada", human=True).then("AgentRegistered")
-        given(f.evolve, [first]).when(f.register, at(1, "alice"), name="bob").then_rejects("not_human")
-        given(f.evolve, [first]).when(f.register, at(1, "ada"), name="bob").then("AgentRegistered")
-        given(f.evolve, [first]).when(f.register, at(1, "ada"), name="ada").then_rejects("already_exists")
+        [first] = given(FLEET_FAMILY).when(RegisterAgent(name="ada", human=True), at(0, "alice")).then(
+            "AgentRegistered")
+        given(FLEET_FAMILY, [first]).when(RegisterAgent(name="bob"), at(1, "alice")).then_rejects("not_human")
+        given(FLEET_FAMILY, [first]).when(RegisterAgent(name="bob"), at(1, "ada")).then("AgentRegistered")
+        given(FLEET_FAMILY, [first]).when(RegisterAgent(name="ada"), at(1, "ada")).then_rejects("already_exists")
 
     def test_no_bootstrap_when_the_deployment_names_its_humans(self) -> None:
-        given(f.evolve).when(f.register, at(0, "mallory"), name="mallory", human=True,
-                             bootstrap=False).then_rejects("not_human")
-        given(f.evolve).when(f.register, at(0, "ada"), name="bob", bootstrap=False).then("AgentRegistered")
+        given(FLEET_FAMILY).when(RegisterAgent(name="mallory", human=True),
+                                 at(0, "mallory", humans_configured=True)).then_rejects("not_human")
+        given(FLEET_FAMILY).when(RegisterAgent(name="bob"), at(0, "ada", humans_configured=True)).then(
+            "AgentRegistered")
 
 
 class TestInitAndRead:
     def test_the_author_contributes_and_the_sha_is_computed(self) -> None:
-        [event] = given(evolve).when(p.init_page, at(0, "alice"), page=PAGE, content=CONTENT).then("PageInitialized")
+        [event] = given(FAMILY).when(InitPage(page=PAGE, content=CONTENT), at(0, "alice")).then("PageInitialized")
         assert event.content_sha256 == p.content_sha256(CONTENT) and event.rev == 1
         standings = consensus(state_of([event]), FLEET, T0).standings
         assert [(s.agent, s.status) for s in standings] == [("alice", "contributed"), ("bob", "pending"),
                                                             ("carol", "pending")]
 
     def test_a_page_is_initialised_once_at_a_plain_path(self) -> None:
-        given(evolve, initialized()).when(p.init_page, at(1), page=PAGE, content="x").then_rejects("already_exists")
-        given(evolve).when(p.init_page, at(1), page="/etc/passwd", content="x").then_rejects("invalid", "page")
+        given(FAMILY, initialized()).when(InitPage(page=PAGE, content="x"), at(1)).then_rejects("already_exists")
+        given(FAMILY).when(InitPage(page="/etc/passwd", content="x"), at(1)).then_rejects("invalid", "page")
+
+    def test_a_command_on_a_page_never_initialised_is_not_found(self) -> None:
+        given(FAMILY).when(read("s1"), at(1, "bob")).then_rejects("not_found", "page")
 
 
 class TestEndorsement:
     def test_an_endorsement_needs_a_read_in_the_same_session(self) -> None:
-        history = initialized() + p.read(state_of(initialized()), at(1, "bob"), session_id="morning")
-        given(evolve, history).when(p.endorse, at(1, "bob"), status=Endorsing.ACCEPTED,
-                                    session_id="evening").then_rejects("not_read_in_session")
-        given(evolve, history).when(p.endorse, at(1, "bob"), status=Endorsing.ACCEPTED,
-                                    session_id="morning").then("EndorsementRecorded")
+        history = initialized() + decided(FAMILY, initialized(), read("morning"), at(1, "bob"))
+        given(FAMILY, history).when(endorse("evening"), at(1, "bob")).then_rejects("not_read_in_session")
+        given(FAMILY, history).when(endorse("morning"), at(1, "bob")).then("EndorsementRecorded")
 
     def test_a_read_of_an_older_revision_does_not_count(self) -> None:
-        history = initialized() + p.read(state_of(initialized()), at(1, "bob"), session_id="s1")
-        history += p.edit(state_of(history), at(2, "carol"), content="# Other\n")
-        given(evolve, history).when(p.endorse, at(3, "bob"), status=Endorsing.ACCEPTED,
-                                    session_id="s1").then_rejects("not_read_in_session")
+        history = initialized() + decided(FAMILY, initialized(), read("s1"), at(1, "bob"))
+        history += decided(FAMILY, history, edit("# Other\n"), at(2, "carol"))
+        given(FAMILY, history).when(endorse("s1"), at(3, "bob")).then_rejects("not_read_in_session")
 
     def test_an_endorsement_of_another_rev_is_stale_revision(self) -> None:
-        history = initialized() + p.read(state_of(initialized()), at(1, "bob"), session_id="s1")
-        given(evolve, history).when(p.endorse, at(1, "bob"), status=Endorsing.ACCEPTED, session_id="s1",
-                                    rev=2).then_rejects("stale_revision", "rev")
-
+        history = initialized() + decided(FAMILY, initialized(), read("s1"), at(1, "bob"))
+        given(FAMILY, history).when(endorse("s1", rev=2), at(1, "bob")).then_rejects("stale_revision", "rev")
 
     def test_the_endorsement_that_leaves_the_page_ready_says_a_human_may_approve_it(self) -> None:
         history = endorsed(initialized(), "bob")
@@ -99,10 +144,9 @@ class TestEndorsement:
 
     def test_an_agent_idle_thirty_days_does_not_hold_the_approval_back(self) -> None:
         fleet = members("alice", "bob") + members("carol", days_idle=31)
-        history = initialized() + p.read(state_of(initialized()), at(1, "bob"), session_id="s")
-        [recorded] = p.endorse(state_of(history), at(1, "bob"), status=Endorsing.ACCEPTED, session_id="s",
-                               members=fleet)
-        assert recorded.approvable is True
+        history = initialized() + decided(FAMILY, initialized(), read("s"), at(1, "bob"))
+        [recorded] = decided(FAMILY, history, endorse("s"), at(1, "bob", members=fleet, as_of_position=4))
+        assert recorded.approvable is True and recorded.as_of_position == 4
 
 
 class TestRevision:
@@ -113,20 +157,22 @@ class TestRevision:
         spacing = CONTENT.replace("## Approval", "##  Approval ")  # the same heading, spaced out
         assert p.change_ratio(CONTENT, few) < p.SIGNIFICANT_RATIO < p.change_ratio(CONTENT, many)
         for content, significant in [(few, False), (many, True), (heading, True), (spacing, False)]:
-            [revised, *_] = given(evolve, endorsed(initialized(), "bob")).when(
-                p.edit, at(3, "carol"), content=content).then(*(
-                    ["PageRevised", "EndorsementStaled", "EndorsementStaled"] if significant else ["PageRevised"]))
+            [revised, *_] = given(FAMILY, endorsed(initialized(), "bob")).when(edit(content), at(3, "carol")).then(
+                *(["PageRevised", "EndorsementStaled", "EndorsementStaled"] if significant else ["PageRevised"]))
             assert revised.significant is significant and revised.rev == (2 if significant else 1)
 
     def test_the_editor_may_mark_a_minor_edit_significant(self) -> None:
         small = CONTENT.replace("Rule 1.", "Rule one.")
-        [revised, staled] = given(evolve, initialized()).when(p.edit, at(3, "bob"), content=small,
-                                                             significant=True).then("PageRevised", "EndorsementStaled")
+        [revised, staled] = given(FAMILY, initialized()).when(edit(small, significant=True), at(3, "bob")).then(
+            "PageRevised", "EndorsementStaled")
         assert revised.rev == 2 and staled.agent == "alice" and staled.previous_status == "contributed"
+
+    def test_an_unchanged_content_is_no_edit(self) -> None:
+        given(FAMILY, initialized()).when(edit(CONTENT), at(3, "bob")).then_rejects("invalid", "content")
 
     def test_a_significant_edit_stales_every_other_endorsement_atomically(self) -> None:
         history = endorsed(endorsed(initialized(), "bob"), "carol", Endorsing.REVIEWED)
-        outcome = given(evolve, history).when(p.edit, at(3, "bob"), content="# New\n")
+        outcome = given(FAMILY, history).when(edit("# New\n"), at(3, "bob"))
         _, *staled = outcome.then("PageRevised", "EndorsementStaled", "EndorsementStaled")
         assert {(e.agent, e.previous_status) for e in staled} == {("alice", "contributed"), ("carol", "reviewed")}
         standings = {s.agent: s.status for s in consensus(outcome.and_state(), FLEET, T0).standings}
@@ -134,7 +180,7 @@ class TestRevision:
 
     def test_a_minor_edit_keeps_rev_and_endorsements(self) -> None:
         history = endorsed(initialized(), "bob")
-        outcome = given(evolve, history).when(p.edit, at(3, "carol"), content=CONTENT.replace("Rule 3.", "Rule 3!"))
+        outcome = given(FAMILY, history).when(edit(CONTENT.replace("Rule 3.", "Rule 3!")), at(3, "carol"))
         outcome.then("PageRevised")
         assert {s.agent: s.status for s in consensus(outcome.and_state(), FLEET, T0).standings}["bob"] == "accepted"
 
@@ -142,32 +188,42 @@ class TestRevision:
 class TestTime:
     def test_a_revision_ages_once_after_fourteen_days_with_its_readiness(self) -> None:
         history = endorsed(initialized(), "bob")
-        given(evolve, history).when(p.age, at(13.9 * 24, "timer"), members=FLEET).then()
-        outcome = given(evolve, history).when(p.age, at(14 * 24, "timer"), members=FLEET)
+        given(FAMILY, history).when(AGE, at(13.9 * 24, "timer", members=FLEET)).then()
+        outcome = given(FAMILY, history).when(AGE, at(14 * 24, "timer", members=FLEET, as_of_position=9))
         [aged] = outcome.then("PendingAged")
         assert (aged.rev, aged.canonical_ready, aged.soft_canonical_ready) == (1, False, True)
-        given(evolve, [*history, aged]).when(p.age, at(20 * 24, "timer"), members=FLEET).then()
+        assert aged.as_of_position == 9
+        given(FAMILY, [*history, aged]).when(AGE, at(20 * 24, "timer", members=FLEET)).then()
+
+    def test_a_reassessment_records_whether_a_human_has_an_approval_to_give(self) -> None:
+        history = endorsed(initialized(), "bob")
+        assert not page_canon.ready_for_approval(state_of(history), FLEET, T0 + timedelta(days=13.9))
+        assert page_canon.ready_for_approval(state_of(history), FLEET, T0 + timedelta(days=14))
+        [reassessed] = given(FAMILY, history).when(
+            ReassessPage(page=PAGE), at(14 * 24, "timer", members=FLEET, as_of_position=9)
+        ).then("ReadinessReassessed")
+        assert (reassessed.rev, reassessed.approvable, reassessed.as_of_position) == (1, True, 9)
 
     def test_an_agent_idle_sixty_days_goes_dormant_once(self) -> None:
-        roster = given(f.evolve).when(f.register, at(0, "ada"), name="bob").then("AgentRegistered")
-        idle = [Member("bob", T0, T0)]
-        given(f.evolve, roster).when(f.mark_dormant, at(59 * 24, "timer"), name="bob", members=idle).then()
-        [dormant] = given(f.evolve, roster).when(f.mark_dormant, at(60 * 24, "timer"), name="bob",
-                                                 members=idle).then("AgentWentDormant")
-        assert dormant.idle_since == T0
-        given(f.evolve, roster, [dormant]).when(f.mark_dormant, at(61 * 24, "timer"), name="bob", members=idle).then()
-        given(f.evolve, roster).when(f.mark_dormant, at(60 * 24), name="zed", members=idle).then_rejects("not_found")
+        roster = given(FLEET_FAMILY).when(RegisterAgent(name="bob"), at(0, "ada")).then("AgentRegistered")
+        idle = (Member("bob", T0, T0),)
+        bob = AgeAgent(name="bob")
+        given(FLEET_FAMILY, roster).when(bob, at(59 * 24, "timer", members=idle)).then()
+        [dormant] = given(FLEET_FAMILY, roster).when(bob, at(60 * 24, "timer", members=idle, as_of_position=5)).then(
+            "AgentWentDormant")
+        assert dormant.idle_since == T0 and dormant.as_of_position == 5
+        given(FLEET_FAMILY, roster, [dormant]).when(bob, at(61 * 24, "timer", members=idle)).then()
+        given(FLEET_FAMILY, roster).when(AgeAgent(name="zed"), at(60 * 24, members=idle)).then_rejects("not_found")
+        given(FLEET_FAMILY).when(bob, at(60 * 24, members=idle)).then_rejects("not_found", "name")
 
 
 class TestLifecycle:
     def test_the_author_moves_the_lifecycle_up_to_accepted(self) -> None:
-        [moved] = given(evolve, initialized()).when(p.change_lifecycle, at(1, "alice"), to=Lifecycle.ACCEPTED,
-                                                    reason="done").then("LifecycleChanged")
+        [moved] = given(FAMILY, initialized()).when(lifecycle(Lifecycle.ACCEPTED, "done"), at(1, "alice")).then(
+            "LifecycleChanged")
         assert (moved.from_, moved.to) == (Lifecycle.WORKING, Lifecycle.ACCEPTED)
-        given(evolve, initialized()).when(p.change_lifecycle, at(1, "bob"), to=Lifecycle.ACCEPTED,
-                                          reason="x").then_rejects("actor_mismatch")
-        given(evolve, initialized()).when(p.change_lifecycle, at(1, "alice"), to=Lifecycle.CANONICAL,
-                                          reason="x").then_rejects("invalid", "to")
+        given(FAMILY, initialized()).when(lifecycle(Lifecycle.ACCEPTED), at(1, "bob")).then_rejects("actor_mismatch")
+        given(FAMILY, initialized()).when(lifecycle(Lifecycle.CANONICAL), at(1, "alice")).then_rejects("invalid", "to")
 
 
 class TestCanon:
@@ -175,8 +231,8 @@ class TestCanon:
         history = endorsed(initialized(), "bob")
         approve(history, CanonLevel.CANONICAL).then_rejects("consensus_incomplete")
         history = endorsed(history, "carol")
-        given(evolve, history).when(p.approve, at(2, "bob"), level=CanonLevel.CANONICAL, members=FLEET,
-                                    as_of_position=7).then_rejects("not_human")
+        given(FAMILY, history).when(ApprovePage(page=PAGE, level=CanonLevel.CANONICAL),
+                                    at(2, "bob", members=FLEET, as_of_position=7)).then_rejects("not_human")
         approved, moved = approve(history, CanonLevel.CANONICAL).then("CanonApproved", "LifecycleChanged")
         assert approved.active_agents == ("alice", "bob", "carol") and approved.as_of_position == 7
         assert moved.to is Lifecycle.CANONICAL
@@ -212,35 +268,33 @@ class TestCanon:
 
     def test_a_dispute_reverts_a_soft_canonical_page_to_working_and_blocks_canon(self) -> None:
         history = self.soft()
-        outcome = given(evolve, history).when(p.dispute, at(16 * 24, "carol"), section="§2 approval", thread="canon-rules")
+        outcome = given(FAMILY, history).when(dispute("§2 approval", thread="canon-rules"), at(16 * 24, "carol"))
         _, moved = outcome.then("EndorsementDisputed", "LifecycleChanged")
         assert moved.to is Lifecycle.WORKING
         assert not consensus(outcome.and_state(), FLEET, T0 + timedelta(days=16)).soft_canonical_ready
 
     def test_any_open_dispute_blocks_canon_even_one_from_outside_the_roster(self) -> None:
         history = endorsed(endorsed(initialized(), "bob"), "carol")
-        history += p.dispute(state_of(history), at(3, "zoe"), section="§1")
+        history += decided(FAMILY, history, dispute("§1"), at(3, "zoe"))
         report = consensus(state_of(history), FLEET, T0)
         assert not report.canonical_ready and report.canonical_reasons == ["zoe disputes '§1'"]
 
     def test_a_dispute_names_what_it_contests(self) -> None:
-        given(evolve, initialized()).when(p.dispute, at(1, "bob"), section=" ").then_rejects("invalid", "section")
+        given(FAMILY, initialized()).when(dispute(" "), at(1, "bob")).then_rejects("invalid", "section")
 
     def test_a_human_resolves_a_dispute_as_accepted(self) -> None:
-        history = initialized() + p.dispute(state_of(initialized()), at(1, "bob"), section="§1")
-        given(evolve, history).when(p.resolve, at(2, "carol"), agent="bob", decision="keep",
-                                    thread="canon-rules").then_rejects("not_human")
-        given(evolve, history).when(p.resolve, at(2, "ada"), agent="carol", decision="keep",
-                                    thread="canon-rules").then_rejects("not_found")
-        outcome = given(evolve, history).when(p.resolve, at(2, "ada"), agent="bob", decision="keep", thread="canon-rules")
-        outcome.then("DisputeResolved")
+        history = initialized() + decided(FAMILY, initialized(), dispute("§1"), at(1, "bob"))
+        given(FAMILY, history).when(resolve("bob"), at(2, "carol")).then_rejects("not_human")
+        given(FAMILY, history).when(resolve("carol"), at(2, "ada")).then_rejects("not_found")
+        outcome = given(FAMILY, history).when(resolve("bob"), at(2, "ada", members=FLEET, as_of_position=3))
+        [resolved] = outcome.then("DisputeResolved")
+        assert resolved.as_of_position == 3
         bob = consensus(outcome.and_state(), FLEET, T0).standings[1]
         assert (bob.status, bob.decision, bob.thread) == ("accepted", "keep", "canon-rules")
 
     def test_a_soft_canonical_page_becomes_canonical_when_the_last_agent_accepts(self) -> None:
         history = self.soft()
-        history += p.read(state_of(history), at(16 * 24, "carol"), session_id="s9")
-        _, moved = given(evolve, history).when(p.endorse, at(16 * 24, "carol"), status=Endorsing.ACCEPTED,
-                                               session_id="s9", members=FLEET).then(
-                                                   "EndorsementRecorded", "LifecycleChanged")
+        history += decided(FAMILY, history, read("s9"), at(16 * 24, "carol"))
+        _, moved = given(FAMILY, history).when(endorse("s9"), at(16 * 24, "carol", members=FLEET)).then(
+            "EndorsementRecorded", "LifecycleChanged")
         assert moved.to is Lifecycle.CANONICAL

@@ -2,117 +2,186 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
-from athenaeum.aggregates import task as t
-from athenaeum.aggregates import task_arbitration as arbitration
 from athenaeum.aggregates import task_review as review
-from athenaeum.aggregates.rules import RuleViolation
-from athenaeum.aggregates.task_state import evolve, evolve_ids
+from athenaeum.aggregates.task import FAMILY
 from athenaeum.events import Event
-from athenaeum.events.task import FailureReason, ReviewOutcome, Severity, TaskStatus, Trigger, Verdict
-from athenaeum.events.task_commands import FindingInput, ResolutionInput
-from tests.aggregates.given import at, given
+from athenaeum.events.task import (
+    TASK_IDS,
+    BuildStatus,
+    FailureReason,
+    ReviewOutcome,
+    Ruling,
+    Severity,
+    TaskStatus,
+    Trigger,
+    Verdict,
+)
+from athenaeum.events.task_commands import (
+    ClaimTask,
+    CreateTask,
+    EndRoleSession,
+    FindingInput,
+    PostReview,
+    PostRuling,
+    ResetTask,
+    ResolutionInput,
+    TransitionPayload,
+    TransitionTask,
+)
+from tests.aggregates.given import at, decided, given
 
-ONLY_TASK = [e for e in t.create(None, at(0, "ops"), project_id="p1", title="Add login", plan_path="plans/login.md",
-                                 review_cycle_budget=5) if e.tag == "TaskCreated"]
+
+def create(title: str = "Add login", project: str = "p1") -> CreateTask:
+    return CreateTask(project_id=project, title=title, plan_path="plans/login.md", review_cycle_budget=5)
+
+
+ONLY_TASK = [e for e in decided(FAMILY, [], create(), at(0, "ops")) if e.tag == "TaskCreated"]
 
 
 def state_of(history: list[Event]):  # type: ignore[no-untyped-def]
-    return given(evolve, history).state
+    return given(FAMILY, history).state
 
 
-def moved(history: list[Event], *targets: str, payload: dict | None = None) -> list[Event]:
+def to(target: TaskStatus, project: str = "p1", **payload: object) -> TransitionTask:
+    return TransitionTask(project_id=project, task_id=1, to=target, payload=TransitionPayload(**payload))
+
+
+def moved(history: list[Event], *targets: TaskStatus, **payload: object) -> list[Event]:
     for target in targets:
-        history = history + t.transition(state_of(history), at(1, "engineer"), to=target, payload=payload or {})
+        history = history + decided(FAMILY, history, to(target, **payload), at(1, "engineer"))
     return history
 
 
 def finding(severity: Severity = Severity.NOTE, title: str = "nit") -> FindingInput:
-    return FindingInput(severity=severity, title=title, description="d", evidence="e", fix="f", file_path="a.py", line=3)
+    return FindingInput(severity=severity, title=title, description="d", evidence="e", fix="f", file_path="a.py",
+                        line=3)
+
+
+def review_by(role: str, verdict: Verdict = Verdict.APPROVE, findings: list[FindingInput] | None = None,
+              **fields: object) -> PostReview:
+    return PostReview(project_id="p1", task_id=1, reviewer_role=role, verdict=verdict, raw_markdown="# review",
+                      findings=findings or [], **fields)
 
 
 def reviewed(history: list[Event], role: str, verdict: Verdict = Verdict.APPROVE, findings: int = 0,
              severity: Severity = Severity.NOTE) -> list[Event]:
-    return history + review.post_review(state_of(history), at(2, role), reviewer_role=role, verdict=verdict,
-                                   raw_markdown="# review", findings=[finding(severity) for _ in range(findings)])
+    command = review_by(role, verdict, [finding(severity) for _ in range(findings)])
+    return history + decided(FAMILY, history, command, at(2, role))
 
 
 def at_review(history: list[Event] | None = None) -> list[Event]:
-    history = moved(history or ONLY_TASK, "claimed", "engineering")
-    return moved(moved(history, "built", payload={"buildStatus": "clean", "commitSha": "abc123"}), "reviewing")
+    history = moved(history or ONLY_TASK, TaskStatus.CLAIMED, TaskStatus.ENGINEERING)
+    history = moved(history, TaskStatus.BUILT, build_status=BuildStatus.CLEAN, commit_sha="abc123")
+    return moved(history, TaskStatus.REVIEWING)
 
 
 def cycle(history: list[Event], *reviews: tuple[str, Verdict, int, Severity]) -> list[Event]:
     for role, verdict, count, severity in reviews:
         history = reviewed(history, role, verdict, count, severity)
-    return history + review.conclude(state_of(history), at(3, "dispatcher"))
+    return history + decided(FAMILY, history, to(TaskStatus.REVISING), at(3, "dispatcher"))
+
+
+def rebuilt(history: list[Event]) -> list[Event]:
+    history = moved(history, TaskStatus.ENGINEERING)
+    return moved(moved(history, TaskStatus.BUILT, build_status=BuildStatus.CLEAN), TaskStatus.REVIEWING)
+
+
+def ended(role: str, exit_code: int = 0) -> EndRoleSession:
+    return EndRoleSession(project_id="p1", task_id=1, role=role, exit_code=exit_code)
 
 
 REVISE = ("security", Verdict.REQUEST_CHANGES, 1, Severity.BLOCKING)
+RESET = ResetTask(project_id="p1", task_id=1)
 
 
 class TestCreation:
     def test_ids_are_issued_in_sequence_with_the_creation(self) -> None:
-        issued, created = t.create(None, at(), project_id="p1", title="x", plan_path="p.md", review_cycle_budget=5)
-        assert (issued.number, created.originator_id) == (1, "task:1")
-        ids = given(evolve_ids, [issued]).state
-        again, _ = t.create(ids, at(), project_id="p1", title="y", plan_path="p.md", review_cycle_budget=5)
-        assert again.number == 2 and again.originator_version == 2
+        issued, created = decided(FAMILY, [], create("x"), at())
+        assert (issued.originator_id, issued.number, created.originator_id) == (TASK_IDS, 1, "task:1")
+        again, second = decided(FAMILY, [issued], create("y"), at())
+        assert (again.number, again.originator_version, second.originator_id) == (2, 2, "task:2")
+
+    def test_a_creation_decides_on_the_counter_and_every_other_command_on_its_task(self) -> None:
+        assert FAMILY.aggregate_of(create()) == TASK_IDS
+        assert FAMILY.aggregate_of(ClaimTask(project_id="p1", task_id=7)) == "task:7"
+        assert FAMILY.aggregate_of(to(TaskStatus.BUILT)) == "task:1"
+
+    def test_each_aggregate_folds_only_its_own_events(self) -> None:
+        issued, created = decided(FAMILY, [], create(), at())
+        assert FAMILY.project(None, [issued]).last == 1
+        assert FAMILY.project(None, [created]).status is TaskStatus.PENDING
 
     def test_a_title_is_at_most_1024_characters_whatever_their_bytes(self) -> None:
-        assert t.create(None, at(), project_id="p1", title="é" * 1024, plan_path="p.md", review_cycle_budget=5)
-        with pytest.raises(RuleViolation, match="1024 characters"):
-            t.create(None, at(), project_id="p1", title="é" * 1025, plan_path="p.md", review_cycle_budget=5)
+        assert decided(FAMILY, [], create("é" * 1024), at())
+        assert "1024 characters" in str(given(FAMILY).when(create("é" * 1025), at()).then_rejects("invalid", "title"))
 
 
 class TestEdges:
     @pytest.mark.parametrize(("path", "status"), [
-        (["claimed"], TaskStatus.CLAIMED), (["claimed", "engineering"], TaskStatus.ENGINEERING)])
-    def test_the_fsm_edges(self, path: list[str], status: TaskStatus) -> None:
+        ([TaskStatus.CLAIMED], TaskStatus.CLAIMED),
+        ([TaskStatus.CLAIMED, TaskStatus.ENGINEERING], TaskStatus.ENGINEERING)])
+    def test_the_fsm_edges(self, path: list[TaskStatus], status: TaskStatus) -> None:
         assert state_of(moved(ONLY_TASK, *path)).status is status
 
     @pytest.mark.parametrize(("path", "target"), [
-        ([], "engineering"), ([], "built"), ([], "reviewing"), ([], "completed"), ([], "arbitrating"),
-        (["claimed"], "claimed"), (["claimed"], "reviewing"), (["claimed", "engineering"], "reviewing"),
-        (["claimed", "engineering"], "pending")])
-    def test_anything_else_is_an_illegal_transition(self, path: list[str], target: str) -> None:
-        given(evolve, moved(ONLY_TASK, *path)).when(
-            t.transition, at(2), to=target, payload={"buildStatus": "clean", "findingIds": [1, 2]}
+        ([], TaskStatus.ENGINEERING), ([], TaskStatus.BUILT), ([], TaskStatus.REVIEWING), ([], TaskStatus.COMPLETED),
+        ([], TaskStatus.ARBITRATING), ([TaskStatus.CLAIMED], TaskStatus.CLAIMED),
+        ([TaskStatus.CLAIMED], TaskStatus.REVIEWING),
+        ([TaskStatus.CLAIMED, TaskStatus.ENGINEERING], TaskStatus.REVIEWING),
+        ([TaskStatus.CLAIMED, TaskStatus.ENGINEERING], TaskStatus.PENDING)])
+    def test_anything_else_is_an_illegal_transition(self, path: list[TaskStatus], target: TaskStatus) -> None:
+        given(FAMILY, moved(ONLY_TASK, *path)).when(
+            to(target, build_status=BuildStatus.CLEAN, finding_ids=[1, 2]), at(2)
         ).then_rejects("illegal_transition")
 
-    def test_a_build_report_needs_its_status_and_a_short_sha(self) -> None:
-        history = moved(ONLY_TASK, "claimed", "engineering")
-        given(evolve, history).when(t.transition, at(2), to="built", payload={}).then_rejects("invalid", "buildStatus")
-        given(evolve, history).when(t.transition, at(2), to="built",
-                                    payload={"buildStatus": "clean", "commitSha": "f" * 129}).then_rejects("invalid")
+    def test_a_build_report_needs_its_status(self) -> None:
+        history = moved(ONLY_TASK, TaskStatus.CLAIMED, TaskStatus.ENGINEERING)
+        given(FAMILY, history).when(to(TaskStatus.BUILT), at(2)).then_rejects("invalid", "buildStatus")
+        dirty = to(TaskStatus.BUILT, build_status=BuildStatus.DIRTY, commit_sha="f" * 128)
+        [built] = given(FAMILY, history).when(dirty, at(2)).then("BuildReported")
+        assert (built.build_status, built.commit_sha) == (BuildStatus.DIRTY, "f" * 128)
 
-    def test_an_unknown_status_is_invalid(self) -> None:
-        given(evolve, ONLY_TASK).when(t.transition, at(2), to="done", payload={}).then_rejects("invalid", "to")
+    def test_a_key_another_transition_takes_is_let_be(self) -> None:
+        history = moved(ONLY_TASK, TaskStatus.CLAIMED)
+        given(FAMILY, history).when(to(TaskStatus.ENGINEERING, build_status=BuildStatus.CLEAN, notes="n"),
+                                    at(2)).then("EngineeringStarted")
+
+    def test_a_failure_needs_its_reason(self) -> None:
+        given(FAMILY, ONLY_TASK).when(to(TaskStatus.FAILED), at(2)).then_rejects("invalid", "failureReason")
+        [failed] = given(FAMILY, ONLY_TASK).when(
+            to(TaskStatus.FAILED, failure_reason=FailureReason.ENGINEER_BUILD_FAILURE, failure_detail="d" * 4096), at(2)
+        ).then("TaskFailed")
+        assert (failed.failure_reason, failed.failure_detail) == (FailureReason.ENGINEER_BUILD_FAILURE, "d" * 4096)
+
+    def test_a_task_of_another_project_is_not_found(self) -> None:
+        given(FAMILY, ONLY_TASK).when(ClaimTask(project_id="p2", task_id=1), at(2)).then_rejects("not_found", "taskId")
+        given(FAMILY).when(ClaimTask(project_id="p1", task_id=1), at(2)).then_rejects("not_found", "taskId")
+        for command in (to(TaskStatus.CLAIMED), review_by("security"), ended("engineer"), RESET):
+            elsewhere = msgspec.structs.replace(command, project_id="p2")
+            given(FAMILY, ONLY_TASK).when(elsewhere, at(2)).then_rejects("not_found", "taskId")
 
 
 class TestReviews:
     def test_one_review_per_role_per_cycle_with_ledger_finding_ids(self) -> None:
         history = reviewed(at_review(), "security", findings=2)
         assert [f.id for f in history[-1].findings] == [1, 2]
-        given(evolve, history).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
-                                    raw_markdown="", findings=[]).then_rejects("already_exists")
-        [second] = given(evolve, history).when(review.post_review, at(3), reviewer_role="style", verdict=Verdict.APPROVE,
-                                               raw_markdown="", findings=[finding()]).then("ReviewPosted")
+        given(FAMILY, history).when(review_by("security"), at(3)).then_rejects("already_exists", "reviewerRole")
+        [second] = given(FAMILY, history).when(review_by("style", findings=[finding()]), at(3)).then("ReviewPosted")
         assert second.findings[0].id == 3
 
     def test_reviews_only_while_reviewing_the_current_cycle(self) -> None:
-        given(evolve, ONLY_TASK).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
-                                      raw_markdown="", findings=[]).then_rejects("illegal_transition")
-        given(evolve, at_review()).when(review.post_review, at(3), reviewer_role="security", verdict=Verdict.APPROVE,
-                                        raw_markdown="", findings=[], cycle=1).then_rejects("illegal_transition")
+        given(FAMILY, ONLY_TASK).when(review_by("security"), at(3)).then_rejects("illegal_transition")
+        given(FAMILY, at_review()).when(review_by("security", cycle=1), at(3)).then_rejects(
+            "illegal_transition", "cycle")
 
     def test_a_role_is_a_short_token(self) -> None:
-        given(evolve, at_review()).when(review.post_review, at(3), reviewer_role="sec urity", verdict=Verdict.APPROVE,
-                                        raw_markdown="", findings=[]).then_rejects("invalid", "reviewerRole")
+        given(FAMILY, at_review()).when(review_by("sec urity"), at(3)).then_rejects("invalid", "reviewerRole")
 
     def test_no_reviews_is_incomplete(self) -> None:
-        given(evolve, at_review()).when(review.conclude, at(3)).then_rejects("illegal_transition")
+        given(FAMILY, at_review()).when(to(TaskStatus.COMPLETED), at(3)).then_rejects("illegal_transition")
 
 
 class TestClassification:
@@ -143,8 +212,7 @@ class TestClassification:
         for number in range(1, 6):
             history = cycle(history, REVISE)
             assert state_of(history).status is TaskStatus.REVISING and state_of(history).review_cycle_count == number
-            history = moved(history, "engineering")
-            history = moved(moved(history, "built", payload={"buildStatus": "clean"}), "reviewing")
+            history = rebuilt(history)
         history = cycle(history, REVISE)
         state = state_of(history)
         assert (state.status, state.review_cycle_count, state.pending_trigger) == (
@@ -154,17 +222,21 @@ class TestClassification:
 def contradicted() -> list[Event]:
     history = cycle(at_review(), ("security", Verdict.REQUEST_CHANGES, 1, Severity.BLOCKING),
                     ("style", Verdict.APPROVE, 1, Severity.NOTE))
-    history = moved(history, "engineering")
-    return moved(history, "arbitrating", payload={"findingIds": [1, 2], "notes": "cannot do both"})
-
-
-def ruling(history: list[Event], trigger: str = "reviewer_contradiction", ruling_: str = "rule",
-           markdown: str = "reasoning", resolution: ResolutionInput | None = None, project: str = "p1"):  # type: ignore[no-untyped-def]
-    return given(evolve, history).when(arbitration.post_ruling, at(5, "arbitrator"), project_id=project, trigger=trigger,
-                                       ruling=ruling_, ruling_markdown=markdown, resolution=resolution)
+    history = moved(history, TaskStatus.ENGINEERING)
+    return moved(history, TaskStatus.ARBITRATING, finding_ids=[1, 2], notes="cannot do both")
 
 
 RESOLVED = ResolutionInput(upheld_finding_id=1, retired_finding_id=2, rationale="security first")
+
+
+def rule(trigger: Trigger = Trigger.REVIEWER_CONTRADICTION, ruling: Ruling = Ruling.RULE, markdown: str = "reasoning",
+         resolution: ResolutionInput | None = None, project: str = "p1") -> PostRuling:
+    return PostRuling(project_id=project, task_id=1, trigger=trigger, ruling=ruling, ruling_markdown=markdown,
+                      contradiction_resolution=resolution)
+
+
+def ruled(history: list[Event], **fields: object):  # type: ignore[no-untyped-def]
+    return given(FAMILY, history).when(rule(**fields), at(5, "arbitrator"))  # type: ignore[arg-type]
 
 
 class TestContradiction:
@@ -173,26 +245,25 @@ class TestContradiction:
         assert (state.status, state.pending_trigger, state.contradiction) == (
             TaskStatus.ARBITRATING, Trigger.REVIEWER_CONTRADICTION, (1, 2))
 
-    @pytest.mark.parametrize("ids", [[1, 1], [1, 9], [1], [True, 2], [1.0, 2], "1,2"])
-    def test_the_ids_are_two_different_findings_of_the_latest_cycle(self, ids: list[int]) -> None:
-        history = moved(cycle(at_review(), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)), "engineering")
-        given(evolve, history).when(t.transition, at(4), to="arbitrating",
-                                    payload={"findingIds": ids}).then_rejects("invalid", "findingIds")
+    @pytest.mark.parametrize("ids", [None, [], [1, 1], [1, 9], [1], [1, 2, 3]])
+    def test_the_ids_are_two_different_findings_of_the_latest_cycle(self, ids: list[int] | None) -> None:
+        history = cycle(at_review(), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE))
+        history = moved(history, TaskStatus.ENGINEERING)
+        given(FAMILY, history).when(to(TaskStatus.ARBITRATING, finding_ids=ids), at(4)).then_rejects(
+            "invalid", "findingIds")
 
     def test_only_from_engineering(self) -> None:
-        given(evolve, at_review()).when(t.transition, at(4), to="arbitrating",
-                                        payload={"findingIds": [1, 2]}).then_rejects("illegal_transition")
+        given(FAMILY, at_review()).when(to(TaskStatus.ARBITRATING, finding_ids=[1, 2]), at(4)).then_rejects(
+            "illegal_transition")
 
 
 class TestRuling:
-    @pytest.mark.parametrize(("arguments", "field"), [
-        (dict(trigger="budget"), "trigger"),
-        (dict(trigger="budget", ruling_="maybe"), "trigger"),
-        (dict(ruling_="maybe"), "ruling"),
-        (dict(ruling_="maybe", markdown=""), "ruling"),
+    @pytest.mark.parametrize(("fields", "field"), [
         (dict(markdown=""), "rulingMarkdown"),
         (dict(markdown="x" * 512_001), "rulingMarkdown"),
-        (dict(trigger="review_cycle_budget_exhausted", resolution=RESOLVED), "ruling"),
+        (dict(ruling=Ruling.APPROVE, markdown=""), "rulingMarkdown"),
+        (dict(trigger=Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED, resolution=RESOLVED), "ruling"),
+        (dict(trigger=Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED, resolution=None), "ruling"),
         (dict(resolution=None), "contradictionResolution"),
         (dict(resolution=ResolutionInput(upheld_finding_id=1, retired_finding_id=1, rationale="r")),
          "contradictionResolution"),
@@ -200,106 +271,155 @@ class TestRuling:
          "contradictionResolution"),
         (dict(resolution=ResolutionInput(upheld_finding_id=1, retired_finding_id=2, rationale="")),
          "contradictionResolution.rationale"),
-        (dict(ruling_="approve", resolution=RESOLVED), "contradictionResolution"),
+        (dict(ruling=Ruling.APPROVE, resolution=RESOLVED), "contradictionResolution"),
     ])
-    def test_validation_in_its_order_each_a_400(self, arguments: dict, field: str) -> None:
-        defaults = dict(resolution=RESOLVED)
-        ruling(contradicted(), **(defaults | arguments)).then_rejects("invalid", field)
+    def test_validation_in_its_order_each_a_400(self, fields: dict, field: str) -> None:
+        ruled(contradicted(), **({"resolution": RESOLVED} | fields)).then_rejects("invalid", field)
+
+    def test_the_body_is_checked_before_the_task_exists(self) -> None:
+        ruled([], markdown="").then_rejects("invalid", "rulingMarkdown")
 
     def test_then_the_task_must_exist_in_the_project(self) -> None:
-        ruling([], resolution=RESOLVED).then_rejects("not_found")
-        ruling(contradicted(), resolution=RESOLVED, project="p2").then_rejects("not_found")
+        ruled([], resolution=RESOLVED).then_rejects("not_found")
+        ruled(contradicted(), resolution=RESOLVED, project="p2").then_rejects("not_found")
 
     def test_then_it_must_be_arbitrating_on_that_trigger(self) -> None:
-        ruling(at_review(), resolution=RESOLVED).then_rejects("not_arbitrating")
-        ruling(contradicted(), trigger="review_cycle_budget_exhausted", ruling_="approve").then_rejects(
-            "trigger_mismatch")
+        ruled(at_review(), resolution=RESOLVED).then_rejects("not_arbitrating")
+        ruled(contradicted(), trigger=Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED, ruling=Ruling.APPROVE).then_rejects(
+            "trigger_mismatch", "trigger")
 
     def test_rule_names_exactly_the_reported_pair_and_writes_the_addendum(self) -> None:
         other = ResolutionInput(upheld_finding_id=1, retired_finding_id=3, rationale="r")
-        ruling(contradicted(), resolution=other).then_rejects("finding_mismatch")
-        outcome = ruling(contradicted(), resolution=RESOLVED)
+        ruled(contradicted(), resolution=other).then_rejects("finding_mismatch")
+        outcome = ruled(contradicted(), resolution=RESOLVED)
         [posted] = outcome.then("RulingPosted")
         assert outcome.and_state().status is TaskStatus.REVISING
         assert ("Finding [1] from [security reviewer] is upheld and must be addressed. Finding [2] from [style "
                 "reviewer] is retired by arbitrator ruling and must NOT be addressed in this cycle.") in posted.addendum
 
     def test_approve_completes(self) -> None:
-        outcome = ruling(contradicted(), ruling_="approve", resolution=None)
-        outcome.then("RulingPosted", "TaskCompleted")
+        ruled(contradicted(), ruling=Ruling.APPROVE).then("RulingPosted", "TaskCompleted")
 
     def test_escalate_fails_with_the_first_500_code_points(self) -> None:
         markdown = "é" * 10 + "👩‍🔬" * 200 + "e\u0301" * 300
-        _, failed = ruling(contradicted(), ruling_="escalate", markdown=markdown, resolution=None).then(
-            "RulingPosted", "TaskFailed")
+        _, failed = ruled(contradicted(), ruling=Ruling.ESCALATE, markdown=markdown).then("RulingPosted", "TaskFailed")
         assert failed.failure_reason is FailureReason.ARBITRATOR_ESCALATED
         assert failed.failure_detail == markdown[:500] and len(failed.failure_detail) == 500
 
     def test_a_second_ruling_is_a_conflict_and_a_second_contradiction_in_the_epoch_too(self) -> None:
         history = contradicted()
-        history += arbitration.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
-                                 ruling="rule", ruling_markdown="m", resolution=RESOLVED)
-        ruling(history, resolution=RESOLVED).then_rejects("not_arbitrating")
-        history = moved(moved(moved(history, "engineering"), "built", payload={"buildStatus": "clean"}), "reviewing")
-        history = moved(cycle(history, REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)), "engineering")
+        history += decided(FAMILY, history, rule(markdown="m", resolution=RESOLVED), at(5))
+        ruled(history, resolution=RESOLVED).then_rejects("not_arbitrating")
+        history = moved(cycle(rebuilt(history), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)),
+                        TaskStatus.ENGINEERING)
         # It could never be ruled, only stuck in arbitrating: the report itself is refused.
-        given(evolve, history).when(t.transition, at(6, "engineer"), to="arbitrating",
-                                    payload={"findingIds": [3, 4]}).then_rejects("arbitration_exists")
-
-    def test_a_payload_key_no_transition_takes_is_refused(self) -> None:
-        outcome = given(evolve, moved(moved(ONLY_TASK, "claimed"), "engineering")).when(
-            t.transition, at(4), to="built", payload={"buildStatus": "clean", "commit_sha": "abc"})
-        violation = outcome.then_rejects("invalid")
-        assert violation.field == "commit_sha" and "buildStatus, commitSha" in str(violation)
+        given(FAMILY, history).when(to(TaskStatus.ARBITRATING, finding_ids=[3, 4]), at(6, "engineer")).then_rejects(
+            "arbitration_exists", "findingIds")
 
     def test_nothing_but_a_ruling_leaves_arbitrating(self) -> None:
-        for target in ("failed", "engineering", "completed", "revising"):
-            payload = {"failureReason": "role_session_no_op"} if target == "failed" else {}
-            given(evolve, contradicted()).when(t.transition, at(5), to=target, payload=payload).then_rejects(
-                "illegal_transition")
+        for target in (TaskStatus.FAILED, TaskStatus.ENGINEERING, TaskStatus.COMPLETED, TaskStatus.REVISING):
+            given(FAMILY, contradicted()).when(to(target, failure_reason=FailureReason.ROLE_SESSION_NO_OP),
+                                               at(5)).then_rejects("illegal_transition")
 
 
 class TestSessionsAndReset:
     def test_a_session_that_changed_nothing_fails_the_task(self) -> None:
-        history = moved(ONLY_TASK, "claimed")
-        history += t.end_role_session(state_of(history), at(2), role="engineer", exit_code=0)  # it claimed: fine
+        history = moved(ONLY_TASK, TaskStatus.CLAIMED)
+        history += decided(FAMILY, history, ended("engineer"), at(2))  # it claimed: fine
         assert state_of(history).status is TaskStatus.CLAIMED
-        _, failed = given(evolve, history).when(t.end_role_session, at(3), role="engineer", exit_code=0).then(
-            "RoleSessionEnded", "TaskFailed")
+        _, failed = given(FAMILY, history).when(ended("engineer"), at(3)).then("RoleSessionEnded", "TaskFailed")
         assert failed.failure_reason is FailureReason.ROLE_SESSION_NO_OP
 
     def test_reviewers_side_by_side_each_made_progress(self) -> None:
         history = at_review()
-        history += t.end_role_session(state_of(history), at(2), role="engineer", exit_code=0)
+        history += decided(FAMILY, history, ended("engineer"), at(2))
         history = reviewed(reviewed(history, "security"), "style")
-        history += t.end_role_session(state_of(history), at(3), role="security", exit_code=0)
-        given(evolve, history).when(t.end_role_session, at(3), role="style", exit_code=0).then("RoleSessionEnded")
+        history += decided(FAMILY, history, ended("security"), at(3))
+        given(FAMILY, history).when(ended("style"), at(3)).then("RoleSessionEnded")
 
     def test_a_non_zero_exit_leaves_the_task_where_it_is(self) -> None:
-        given(evolve, moved(ONLY_TASK, "claimed")).when(t.end_role_session, at(3), role="engineer",
-                                                        exit_code=1).then("RoleSessionEnded")
+        given(FAMILY, moved(ONLY_TASK, TaskStatus.CLAIMED)).when(ended("engineer", 1), at(3)).then("RoleSessionEnded")
+
+    def test_a_role_is_a_short_token(self) -> None:
+        given(FAMILY, ONLY_TASK).when(ended("engi neer"), at(3)).then_rejects("invalid", "role")
 
     def test_an_arbitrating_task_waits_on_its_arbitrator_alone(self) -> None:
         history = contradicted()
         for role in ("engineer", "security"):
-            history += given(evolve, history).when(t.end_role_session, at(4), role=role, exit_code=0).then(
-                "RoleSessionEnded")
-        given(evolve, history).when(t.end_role_session, at(5), role="arbitrator", exit_code=1).then("RoleSessionEnded")
+            history += given(FAMILY, history).when(ended(role), at(4)).then("RoleSessionEnded")
+        given(FAMILY, history).when(ended("arbitrator", 1), at(5)).then("RoleSessionEnded")
         # After a 409 (here: the wrong trigger) the arbitrator exits 0, and the no-op fails the task.
-        ruling(history, trigger="review_cycle_budget_exhausted", ruling_="approve").then_rejects("trigger_mismatch")
-        _, failed = given(evolve, history).when(t.end_role_session, at(5), role="arbitrator", exit_code=0).then(
-            "RoleSessionEnded", "TaskFailed")
+        ruled(history, trigger=Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED, ruling=Ruling.APPROVE).then_rejects(
+            "trigger_mismatch")
+        _, failed = given(FAMILY, history).when(ended("arbitrator"), at(5)).then("RoleSessionEnded", "TaskFailed")
         assert failed.failure_reason is FailureReason.ROLE_SESSION_NO_OP
 
     def test_a_reset_starts_a_new_epoch_that_can_be_arbitrated_again(self) -> None:
         history = contradicted()
-        history += arbitration.post_ruling(state_of(history), at(5), project_id="p1", trigger="reviewer_contradiction",
-                                 ruling="escalate", ruling_markdown="m", resolution=None)
-        given(evolve, moved(ONLY_TASK, "claimed")).when(t.reset, at(6)).then_rejects("illegal_transition")
-        history += t.reset(state_of(history), at(6, "ops"))
+        history += decided(FAMILY, history, rule(ruling=Ruling.ESCALATE, markdown="m"), at(5))
+        given(FAMILY, moved(ONLY_TASK, TaskStatus.CLAIMED)).when(RESET, at(6)).then_rejects("illegal_transition")
+        history += decided(FAMILY, history, RESET, at(6, "ops"))
         state = state_of(history)
         assert (state.status, state.epoch, state.review_cycle_count, state.ruled) == (TaskStatus.PENDING, 1, 0, ())
-        history = moved(cycle(at_review(history), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)), "engineering")
-        history = moved(history, "arbitrating", payload={"findingIds": [3, 4]})
-        ruling(history, resolution=ResolutionInput(upheld_finding_id=3, retired_finding_id=4,
-                                                   rationale="r")).then("RulingPosted")
+        history = cycle(at_review(history), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE))
+        history = moved(moved(history, TaskStatus.ENGINEERING), TaskStatus.ARBITRATING, finding_ids=[3, 4])
+        ruled(history, resolution=ResolutionInput(upheld_finding_id=3, retired_finding_id=4,
+                                                  rationale="r")).then("RulingPosted")
+
+
+def decode(kind: type, **body: object) -> object:
+    """A command as the edge decodes it: JSON, camelCase, strict."""
+    return msgspec.json.decode(msgspec.json.encode({"projectId": "p1", "taskId": 1, **body}), type=kind)
+
+
+class TestDecoding:
+    """What never reaches a rule: the edge refuses it, and the error's path names the field."""
+
+    def test_a_transition_decodes_into_its_typed_payload(self) -> None:
+        command = decode(TransitionTask, to="built", payload={"buildStatus": "clean", "commitSha": "f" * 128})
+        assert command == to(TaskStatus.BUILT, build_status=BuildStatus.CLEAN, commit_sha="f" * 128)
+        assert decode(TransitionTask, to="reviewing") == to(TaskStatus.REVIEWING)
+
+    @pytest.mark.parametrize("target", ["done", "Built", "", 3, None])
+    def test_a_status_outside_the_fsm_is_refused(self, target: object) -> None:
+        with pytest.raises(msgspec.ValidationError, match=r"at `\$\.to`"):
+            decode(TransitionTask, to=target)
+
+    def test_a_misspelt_payload_key_is_refused(self) -> None:
+        with pytest.raises(msgspec.ValidationError, match=r"unknown field `commit_sha` - at `\$\.payload`"):
+            decode(TransitionTask, to="built", payload={"buildStatus": "clean", "commit_sha": "abc"})
+
+    @pytest.mark.parametrize("ids", [[True, 2], [1, False], [1.0, 2], ["1", 2], "1,2", {"a": 1}])
+    def test_a_finding_id_is_an_integer_and_not_a_boolean(self, ids: object) -> None:
+        with pytest.raises(msgspec.ValidationError, match=r"at `\$\.payload\.findingIds"):
+            decode(TransitionTask, to="arbitrating", payload={"findingIds": ids})
+
+    @pytest.mark.parametrize(("key", "value"), [
+        ("commitSha", "f" * 129), ("commitSha", 7), ("notes", "n" * 32_769), ("failureDetail", "d" * 4097),
+        ("buildStatus", "green"), ("failureReason", "tired")])
+    def test_a_payload_value_out_of_its_type_or_length_is_refused(self, key: str, value: object) -> None:
+        with pytest.raises(msgspec.ValidationError, match=rf"at `\$\.payload\.{key}`"):
+            decode(TransitionTask, to="built", payload={"buildStatus": "clean", key: value})
+
+    def test_lengths_count_characters_not_bytes(self) -> None:
+        command = decode(TransitionTask, to="failed", payload={"failureReason": "engineer_build_failure",
+                                                               "failureDetail": "é" * 4096, "commitSha": "é" * 128})
+        assert len(command.payload.failure_detail) == 4096  # type: ignore[attr-defined]
+
+    @pytest.mark.parametrize(("body", "field"), [
+        ({"trigger": "budget", "ruling": "approve"}, "trigger"),
+        ({"trigger": "budget", "ruling": "maybe"}, "trigger"),  # in the body's order: trigger first
+        ({"trigger": "reviewer_contradiction", "ruling": "maybe"}, "ruling"),
+        ({"trigger": "reviewer_contradiction", "ruling": "maybe", "rulingMarkdown": ""}, "ruling"),
+        ({"trigger": "reviewer_contradiction", "ruling": "RULE"}, "ruling"),
+        ({"ruling": "approve"}, "trigger"),
+    ])
+    def test_a_trigger_or_ruling_outside_its_enum_is_refused(self, body: dict, field: str) -> None:
+        with pytest.raises(msgspec.ValidationError, match=rf"`(\$\.)?{field}`"):
+            decode(PostRuling, **body)
+
+    def test_a_ruling_decodes_into_its_enums(self) -> None:
+        command = decode(PostRuling, trigger="reviewer_contradiction", ruling="rule", rulingMarkdown="m",
+                         contradictionResolution={"upheldFindingId": 1, "retiredFindingId": 2, "rationale": "r"})
+        assert command == rule(markdown="m", resolution=ResolutionInput(upheld_finding_id=1, retired_finding_id=2,
+                                                                        rationale="r"))

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from athenaeum.aggregates import quorum as q
-from athenaeum.aggregates.quorum_state import evolve
-from athenaeum.events.quorum import CoordinatorDecision
+from athenaeum.aggregates.quorum import FAMILY
 from athenaeum.projectors.quorum_status import announcement
-from tests.aggregates.given import at, given
-from tests.aggregates.test_quorum import NINE, PID, opened, voting
+from tests.aggregates.given import at, decided
+from tests.aggregates.test_quorum import NINE, PID, opened, tiebreak, voting
 from tests.projectors.test_ratification_views import items, views
 
 
@@ -39,7 +37,7 @@ def test_a_tie_asks_the_coordinator_and_the_tiebreak_clears_it() -> None:
     history = voting(opened(electorate=NINE[:2], threshold=2, coordinator="heimdallr"), "agent-1", "-agent-2")
     assert items(views(history), "heimdallr") == [(PID, "tiebreak")]
     assert views(history)[("proposals", PID)]["status"] == "awaiting-coordinator"
-    history += q.tiebreak(given(evolve, history).state, at(2, "heimdallr"), decision=CoordinatorDecision.ACCEPT)
+    history += decided(FAMILY, history, tiebreak(), at(2, "heimdallr"))
     assert items(views(history), "heimdallr") == []
     document = views(history)[("proposals", PID)]
     assert (document["status"], document["reason"], document["decided_by"]) == (

@@ -6,19 +6,29 @@ from datetime import timedelta
 
 import msgspec
 
-from athenaeum.aggregates import fleet as f
-from athenaeum.aggregates import page as p
-from athenaeum.aggregates import thread as t
-from athenaeum.aggregates.fleet import evolve as fleet_evolve
-from athenaeum.aggregates.page_state import evolve as page_evolve
-from athenaeum.aggregates.thread_state import evolve as thread_evolve
+from athenaeum.aggregates.fleet import FAMILY as FLEET
+from athenaeum.aggregates.page import FAMILY as PAGE
+from athenaeum.aggregates.thread import FAMILY as THREAD
 from athenaeum.events import Event
 from athenaeum.events.page import Endorsing
+from athenaeum.events.page_commands import DisputePage, EndorsePage, InitPage, ReadPage, RegisterAgent
 from athenaeum.events.thread import Vector
+from athenaeum.events.thread_commands import RefuseClosure, ReopenThread
 from athenaeum.projectors.thread_records import render
-from tests.aggregates.given import T0, at, given
+from tests.aggregates.given import T0, at, decided
 from tests.aggregates.test_thread import closed, contributed, opened
 from tests.projectors.test_ratification_views import items, views
+
+A = "wiki/a.md"
+INIT = InitPage(page=A, content="# A\n")
+
+
+def read(session: str) -> ReadPage:
+    return ReadPage(page=A, session_id=session)
+
+
+def endorse(status: Endorsing = Endorsing.ACCEPTED, session: str = "s") -> EndorsePage:
+    return EndorsePage(page=A, status=status, session_id=session)
 
 
 def test_the_thread_view_derives_sum_deficit_momentum_and_role() -> None:
@@ -39,24 +49,24 @@ def test_participants_are_asked_to_contribute_until_a_closure_goes_to_the_humans
     history = closed(history)
     assert all(items(views(history), agent) == [] for agent in ("alice", "bob", "carol"))
     assert items(views(history), "@humans") == [("canon-rules", "recognize")]
-    history += t.refuse(given(thread_evolve, history).state, at(10, "ada"), reason="no")
+    history += decided(THREAD, history, RefuseClosure(slug="canon-rules", reason="no"), at(10, "ada"))
     assert items(views(history), "@humans") == []
 
 
 def test_a_reopen_takes_the_closure_off_the_humans_list() -> None:
     history = closed(contributed(opened(), "bob"))
-    history += t.reopen(given(thread_evolve, history).state, at(10, "bob"), evaluation=Vector(0.1, 0.1, 0.1),
-                        reason="r", discovery="d")
+    reopen = ReopenThread(slug="canon-rules", eval=Vector(0.1, 0.1, 0.1), reason="r", discovery="d")
+    history += decided(THREAD, history, reopen, at(10, "bob"))
     assert items(views(history), "@humans") == []
     assert items(views(history), "carol") == [("canon-rules", "contribute")]
 
 
 def test_an_agent_endorsing_ends_its_dispute_for_the_humans() -> None:
-    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-    page += p.dispute(given(page_evolve, page).state, at(2, "bob"), section="§1")
-    assert items(views(page), "@humans") == [("wiki/a.md", "resolve")]
-    page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
-    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    page = decided(PAGE, [], INIT, at(1, "alice"))
+    page += decided(PAGE, page, DisputePage(page=A, section="§1"), at(2, "bob"))
+    assert items(views(page), "@humans") == [(A, "resolve")]
+    page += decided(PAGE, page, read("s"), at(3, "bob"))
+    page += decided(PAGE, page, endorse(), at(3, "bob"))
     assert items(views(page), "@humans") == []  # no dispute left; and no registered agent, so nothing to approve
 
 
@@ -70,43 +80,43 @@ def test_the_markdown_shows_context_questions_and_evaluations() -> None:
 def registered(*names: str) -> list[Event]:
     history: list[Event] = []
     for name in names:
-        history += f.register(given(fleet_evolve, history).state, at(0, "ada"), name=name)
+        history += decided(FLEET, history, RegisterAgent(name=name), at(0, "ada"))
     return history
 
 
 def test_activity_marks_an_agent_returning_after_sixty_days() -> None:
     history = registered("bob")
-    page = p.init_page(None, at(24 * 61, "bob"), page="wiki/a.md", content="# A\n")
+    page = decided(PAGE, [], INIT, at(24 * 61, "bob"))
     agent = views(history + page)[("agents", "bob")]
     assert agent["returned_at"] == agent["last_active"] == (T0 + timedelta(days=61)).isoformat().replace("+00:00", "Z")
 
 
 def test_registered_agents_review_every_page_even_those_older_than_them() -> None:
     roster = registered("alice", "bob")
-    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-    assert items(views(roster + page), "bob") == [("wiki/a.md", "review")] and items(views(roster + page), "alice") == []
-    roster += f.register(given(fleet_evolve, roster).state, at(2, "ada"), name="carol")
-    assert items(views(roster + page), "carol") == [("wiki/a.md", "review")]
-    page += p.read(given(page_evolve, page).state, at(3, "bob"), session_id="s")
-    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    page = decided(PAGE, [], INIT, at(1, "alice"))
+    assert items(views(roster + page), "bob") == [(A, "review")] and items(views(roster + page), "alice") == []
+    roster += decided(FLEET, roster, RegisterAgent(name="carol"), at(2, "ada"))
+    assert items(views(roster + page), "carol") == [(A, "review")]
+    page += decided(PAGE, page, read("s"), at(3, "bob"))
+    page += decided(PAGE, page, endorse(), at(3, "bob"))
     assert items(views(roster + page), "bob") == []
 
 
 def test_an_approval_waits_for_the_humans_while_the_page_is_ready_for_it() -> None:
-    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-    page += p.read(given(page_evolve, page).state, at(2, "bob"), session_id="s")
-    [ready] = p.endorse(given(page_evolve, page).state, at(2, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    page = decided(PAGE, [], INIT, at(1, "alice"))
+    page += decided(PAGE, page, read("s"), at(2, "bob"))
+    [ready] = decided(PAGE, page, endorse(), at(2, "bob"))
     page += [msgspec.structs.replace(ready, approvable=True)]  # as the rules say it, given the fleet
-    assert items(views(page), "@humans") == [("wiki/a.md", "approve")]
-    page += p.endorse(given(page_evolve, page).state, at(3, "bob"), status=Endorsing.REVIEWED, session_id="s")
+    assert items(views(page), "@humans") == [(A, "approve")]
+    page += decided(PAGE, page, endorse(Endorsing.REVIEWED), at(3, "bob"))
     assert items(views(page), "@humans") == []
 
 
 def test_an_agent_back_after_sixty_idle_days_reviews_every_page_again() -> None:
     roster = registered("alice", "bob")
-    page = p.init_page(None, at(1, "alice"), page="wiki/a.md", content="# A\n")
-    page += p.read(given(page_evolve, page).state, at(2, "bob"), session_id="s")
-    page += p.endorse(given(page_evolve, page).state, at(2, "bob"), status=Endorsing.ACCEPTED, session_id="s")
+    page = decided(PAGE, [], INIT, at(1, "alice"))
+    page += decided(PAGE, page, read("s"), at(2, "bob"))
+    page += decided(PAGE, page, endorse(), at(2, "bob"))
     assert items(views(roster + page), "bob") == []
-    back = p.read(given(page_evolve, page).state, at(24 * 70, "bob"), session_id="later")
-    assert items(views(roster + page + back), "bob") == [("wiki/a.md", "review")]
+    back = decided(PAGE, page, read("later"), at(24 * 70, "bob"))
+    assert items(views(roster + page + back), "bob") == [(A, "review")]

@@ -11,6 +11,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from uuid import UUID
 
+import msgspec
 import nats
 import pytest
 from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent, Tracking
@@ -18,7 +19,7 @@ from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.client import JetStreamClient
-from athenaeum.services.jetstream.log import CommandAlreadyApplied, CommandRecord
+from athenaeum.services.jetstream.log import INLINE_RECORD, CommandAlreadyApplied, CommandAppend, record_of
 from athenaeum.services.runtime.nats_server import NatsCluster
 from tests.conftest import new_stream_name
 
@@ -379,12 +380,74 @@ def test_a_long_tracking_application_name_works(factory) -> None:
     assert recorder.max_tracking_id(name) == 7
 
 
-def test_a_command_marker_makes_a_command_apply_once(factory) -> None:
-    recorder = factory.application_recorder()
-    marker = CommandRecord("cmd-1", b'{"reply": 1}')
-    [seq] = recorder.insert_events([stored("voted", 1)], command=marker)
-    assert recorder.applied_command("cmd-1").seq == seq + 1
+def record(events: int = 1, size: int = 0) -> bytes:
+    return b'{"events": %d, "pad": "%s"}' % (events, b"x" * size)
+
+
+def test_a_command_of_one_event_is_one_message_under_its_token_carrying_its_record(factory) -> None:
+    log, run = factory.events_log, factory.connection.run
+    [seq] = run(log.append([stored("voted", 1)], command=CommandAppend("t" * 32, record())))
+    applied = run(log.applied("voted", "t" * 32))
+    assert [message.seq for message in applied.events] == [seq] and applied.record == record()
+    assert applied.events[0].subject == log.subjects.event("voted", "t" * 32)
+    assert record_of(applied.events[0]) == record()
+    assert run(log.applied("voted", "u" * 32)) is None and run(log.applied("other", "t" * 32)) is None
+
+
+def test_a_command_of_several_events_is_found_whole_from_its_own_aggregate(factory) -> None:
+    log, run = factory.events_log, factory.connection.run
+    events = [stored("counter", 1), stored("task:1", 1), stored("task:1", 2)]
+    seqs = run(log.append(events, command=CommandAppend("c" * 32, record(3))))
+    applied = run(log.applied("counter", "c" * 32))
+    assert [message.seq for message in applied.events] == seqs
+    assert [message.headers["Athenaeum-Version"] for message in applied.events] == ["1", "1", "2"]
+
+
+def test_a_command_with_an_id_for_everyone_writes_a_marker_and_applies_once(factory) -> None:
+    log, run = factory.events_log, factory.connection.run
+    command = CommandAppend("g" * 32, record(), global_id=True)
+    [seq] = run(log.append([stored("voted", 1)], command=command))
     with pytest.raises(CommandAlreadyApplied) as caught:
-        recorder.insert_events([stored("other", 1)], command=marker)
-    assert caught.value.marker.payload == b'{"reply": 1}'
-    assert recorder.select_events("other") == [] and recorder.applied_command("cmd-2") is None
+        run(log.append([stored("other", 1)], command=command))
+    assert caught.value.marker.seq == seq + 1 and caught.value.marker.payload == record()
+    assert recorder_events(factory, "other") == []
+    assert [message.seq for message in run(log.applied_marker("g" * 32)).events] == [seq]
+
+
+def test_a_record_too_large_for_a_header_goes_in_a_marker(factory) -> None:
+    log, run = factory.events_log, factory.connection.run
+    big = record(size=INLINE_RECORD)
+    [seq] = run(log.append([stored("page", 1)], command=CommandAppend("b" * 32, big)))
+    applied = run(log.applied("page", "b" * 32))
+    assert applied.record == big and [message.seq for message in applied.events] == [seq]
+    assert record_of(applied.events[0]) is None
+
+
+def recorder_events(factory, originator_id: str) -> list[StoredEvent]:
+    return list(factory.application_recorder().select_events(originator_id))
+
+
+def test_a_stream_of_another_layout_is_refused_and_an_empty_one_adopted(store_env: dict[str, str]) -> None:
+    async def make(name: str, publish: bool) -> None:
+        nc = await nats.connect(store_env["ATHENAEUM_NATS_URL"])
+        js = nc.jetstream()
+        await js.add_stream(name=name, subjects=[f"{name}.>"], allow_direct=True, deny_delete=True, deny_purge=True)
+        await nc.request(f"$JS.API.STREAM.UPDATE.{name}", msgspec.json.encode(
+            {"name": name, "subjects": [f"{name}.>"], "allow_direct": True, "allow_atomic": True,
+             "deny_delete": True, "deny_purge": True}))
+        if publish:
+            await js.publish(f"{name}.ev.s.old", b"{}")
+        await nc.close()
+
+    old, empty = new_stream_name(), new_stream_name()
+    asyncio.run(make(old, True))
+    asyncio.run(make(empty, False))
+    with pytest.raises(ProgrammingError, match="layout 1 of Athenaeum"):
+        JetStreamFactory(Environment(env=store_env | {"ATHENAEUM_STREAM": old})).events_log
+    adopted = JetStreamFactory(Environment(env=store_env | {"ATHENAEUM_STREAM": empty}))
+    try:
+        adopted.application_recorder().insert_events([stored("a", 1)])
+        info = adopted.connection.run(adopted.connection.client.stream_info(empty))
+        assert info["config"]["metadata"]["athenaeum_layout"] == "2"
+    finally:
+        adopted.close()

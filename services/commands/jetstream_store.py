@@ -1,0 +1,140 @@
+"""The command store on JetStream: the ledger's own stream, read and written on the command
+service's event loop (no thread between a command and its append).
+
+Each aggregate the service touches is kept with the tokens of every command that appended to
+it, so a retried command is recognised without a read: its token is among them, as of the
+state the command would be decided on, and an append on a state that changed since fails its
+expectation. Only an aggregate not known whole (none loaded yet) costs a lookup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, StoredEvent
+
+from athenaeum.aggregates.application import EventMapper
+from athenaeum.aggregates.family import Fold
+from athenaeum.events import Event
+from athenaeum.events.commands import CommandRecord
+from athenaeum.services.commands.store import (
+    AlreadyApplied, Applied, CommandKey, Conflict, Unconfirmed, events_json, record_bytes,
+)
+from athenaeum.services.jetstream.client import JetStreamClient
+from athenaeum.services.jetstream.log import TOPIC, AppliedCommand, CommandAlreadyApplied, CommandAppend, StreamLog
+from athenaeum.services.jetstream.messages import Stored
+from athenaeum.services.jetstream.positions import LRU, Head
+from athenaeum.services.jetstream.subjects import command_token
+
+CACHE_SIZE = 10_000  # aggregates kept in memory
+_decode_record = msgspec.json.Decoder(CommandRecord).decode
+
+
+class Known(NamedTuple):
+    """An aggregate as this store last saw it: its state, the stream sequence of its last
+    event, and the tokens of the commands that appended to it."""
+
+    state: Any
+    head: int
+    commands: frozenset[str]
+
+
+class JetStreamCommandStore:
+    def __init__(self, log: StreamLog, fold_of: Callable[[str], Fold], cache_size: int = CACHE_SIZE) -> None:
+        self.log = log
+        self.fold_of = fold_of
+        self.mapper = EventMapper(transcoder=JSONTranscoder())
+        self._known: LRU[str, Known] = LRU(cache_size)
+
+    @classmethod
+    async def open(cls, urls: Sequence[str], config: dict[str, object], fold_of: Callable[[str], Fold],
+                   timeout: float = 5.0) -> JetStreamCommandStore:
+        """A store on its own connection, made on (and for) the running loop; ``config``: the
+        ledger stream's, as the eventsourcing factory has it."""
+        client = await JetStreamClient.connect(urls, timeout, name="athenaeum:commands")
+        try:
+            replicas = await client.ensure_stream(config)
+        except BaseException:
+            await client.close()
+            raise
+        return cls(StreamLog(client, str(config["name"]), replicated=replicas > 1), fold_of)
+
+    async def close(self) -> None:
+        await self.log.client.close()
+
+    async def load(self, aggregate_id: str, *, fresh: bool = False) -> Any:
+        known = self._known.get(aggregate_id)
+        if known is not None and not fresh:
+            return known.state
+        try:
+            messages = await self.log.history(aggregate_id, after=known.head if known else 0)
+        except OperationalError as error:
+            raise Unconfirmed(str(error)) from error
+        if known is not None and not messages:
+            return known.state
+        events = [self._event(aggregate_id, message) for message in messages]
+        state = self.fold_of(aggregate_id)(known.state if known else None, events)
+        commands = (known.commands if known else frozenset()) | {self.log.subjects.command_of(m.subject) for m in messages}
+        self._known.put(aggregate_id, Known(state, messages[-1].seq if messages else 0, commands))
+        return state
+
+    async def applied(self, key: CommandKey) -> Applied | None:
+        token = command_token(key.text)
+        try:
+            if not key.scoped:
+                found = await self.log.applied_marker(token)
+            else:
+                known = self._known.get(key.aggregate_id)
+                if known is not None and token not in known.commands:
+                    return None  # every command on the aggregate up to the state loaded is known
+                found = await self.log.applied(key.aggregate_id, token)
+        except OperationalError as error:
+            raise Unconfirmed(str(error)) from error
+        return None if found is None else _answer(found)
+
+    async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
+        token = command_token(key.text)
+        stored = [self.mapper.to_stored_event(event) for event in events]
+        try:
+            positions = await self.log.append(stored, command=CommandAppend(token, record_bytes(record),
+                                                                             global_id=not key.scoped))
+        except CommandAlreadyApplied:
+            applied = await self.applied(key)
+            if applied is None:  # its marker is there, so its events are: a read that lags
+                raise Conflict(f"command {key.command_id!r} is applied but not readable yet") from None
+            raise AlreadyApplied(applied) from None
+        except IntegrityError as error:
+            raise Conflict(str(error)) from error
+        except OperationalError as error:
+            raise Unconfirmed(str(error)) from error
+        self._remember(events, positions, token)
+        return positions[-1]
+
+    def _remember(self, events: Sequence[Event], positions: Sequence[int], token: str) -> None:
+        """Fold the appended events into the aggregates they went to, where the store knew each
+        exactly as the command was decided on (or it is new); forget the others."""
+        by_aggregate: dict[str, list[tuple[Event, int]]] = {}
+        for event, position in zip(events, positions):
+            by_aggregate.setdefault(event.originator_id, []).append((event, position))
+        for aggregate_id, appended in by_aggregate.items():
+            known = self._known.get(aggregate_id)
+            first = appended[0][0].originator_version
+            before = known.state.version if known is not None and known.state is not None else 0
+            if (known is None and first != 1) or first != before + 1:
+                self._known.forget(aggregate_id)
+                continue
+            state = self.fold_of(aggregate_id)(known.state if known else None, [event for event, _ in appended])
+            commands = (known.commands if known else frozenset()) | {token}
+            self._known.put(aggregate_id, Known(state, appended[-1][1], commands))
+
+    def _event(self, aggregate_id: str, message: Stored) -> Event:
+        return self.mapper.to_domain_event(StoredEvent(
+            originator_id=aggregate_id, originator_version=Head.of(message).position, topic=message.headers[TOPIC],
+            state=message.payload,
+        ))
+
+
+def _answer(found: AppliedCommand) -> Applied:
+    return Applied(_decode_record(found.record), found.events[-1].seq, events_json([m.payload for m in found.events]))
