@@ -1,10 +1,13 @@
 """The auditor: replays the ledger from position 0 without trusting the running services.
 
-It rebuilds every aggregate, re-runs the rules on the state before each command and compares
-what they append with what the ledger holds, checks every aggregate's versions run without a
-gap, recomputes the running digest and checks each checkpoint against it, rebuilds every view
-in memory and compares it with the live read models, and warns of smells that break no rule
-(a vote still open past its deadline: a timer that never fired).
+It reads every entry of the stream. Each command is decided again, from the command and the
+context stored with its events, on the state before it, and what that appends must be what the
+ledger holds, byte for byte (``redecide``); an event no command appended, a marker that marks
+nothing, a tracking record that is not one, or any other message, is a finding. It checks every
+aggregate's versions run without a gap, recomputes the running digest and checks each
+checkpoint against it, rebuilds every view in memory and compares it with the live read
+models, and warns of smells that break no rule (a vote still open past its deadline: a timer
+that never fired).
 """
 
 from __future__ import annotations
@@ -16,40 +19,31 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from eventsourcing.persistence import Notification
+from eventsourcing.persistence import StoredEvent
 
-from athenaeum.aggregates import fleet, page_state, quorum_state, ratification_state, task_state, thread_state
+from athenaeum.aggregates import page_state, quorum_state, ratification_state
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
-from athenaeum.aggregates.page_consensus import Member
-from athenaeum.aggregates.rules import Context, RuleViolation
-from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.context import Member
+from athenaeum.aggregates.families import fold_of
 from athenaeum.events import Event, UnknownEventTag, family_of_id, natural_key
+from athenaeum.events.commands import CommandRecord
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.events.page import SOFT_CANONICAL_AGING
 from athenaeum.projectors import fleet_activity
-from athenaeum.projectors.views import project_all
-from athenaeum.services.audit import checkpoints
-from athenaeum.services.audit.rules import RECHECKS, Replayed
-from athenaeum.services.commands.handler import utc_now
-from athenaeum.services.audit.digest import Digest
 from athenaeum.projectors.registry import PROJECTORS
+from athenaeum.projectors.views import project_all
+from athenaeum.services.audit.commands import Appended
+from athenaeum.services.audit.digest import Digest
+from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
+from athenaeum.services.commands.handler import utc_now
+from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 
 READ_BATCH = 1000
 # A timer meets its deadline a moment after it: only a deadline unmet for longer is a smell.
 TIMER_GRACE = timedelta(minutes=1)
-_FOLDS = {  # by the family an aggregate id carries; ratification topics carry none
-    "ratification": fold(ratification_state.evolve),
-    "quorum": fold(quorum_state.evolve),
-    "thread": fold(thread_state.evolve),
-    "page": fold(page_state.evolve),
-    "task": fold(task_state.evolve),
-    "task-ids": fold(task_state.evolve_ids),
-    "fleet": fold(fleet.evolve),
-    "ledger": checkpoints.project,
-}
 
 
 class Finding(msgspec.Struct):
@@ -65,12 +59,13 @@ class Finding(msgspec.Struct):
 class Report:
     findings: list[Finding] = field(default_factory=list)
     events: int = 0
+    entries: int = 0  # every message of the stream read, events or not
     aggregates: int = 0
 
     @property
     def summary(self) -> dict[str, int]:
         counts = {severity: sum(f.severity == severity for f in self.findings) for severity in ("HARD", "WARN", "INFO")}
-        return counts | {"events": self.events, "aggregates": self.aggregates}
+        return counts | {"events": self.events, "entries": self.entries, "aggregates": self.aggregates}
 
 
 def family_of(event: Event) -> str:
@@ -86,9 +81,11 @@ class Audit:
         live: ReadModelStore | None = None,
         clock: Callable[[], datetime] = utc_now,
         family: str | None = None,
-        progress: Callable[[int], None] = lambda events: None,
+        progress: Callable[[int], None] = lambda entries: None,
         keep_history: bool = False,
     ) -> None:
+        """``humans``: the deployment's human principals, if known: then the audit also checks
+        that what was decided as from a human was."""
         self.app = app
         self.humans = humans
         self.live = live
@@ -101,38 +98,34 @@ class Audit:
         self.views: dict[tuple[str, str], dict[str, Any]] = {}
         self.digest = Digest()
         self.digests: dict[int, tuple[str, int]] = {}  # count -> (digest, position), until a checkpoint checks it
-        self.group: list[tuple[int, Event]] = []
-        self.last_position = 0
+        self.pending: Appended | None = None
+        self.last_position = 0  # of the last entry read
+        self.last_event_position = 0  # of the last event: where the views reach
         self.last_time: datetime | None = None
         # Every aggregate's events, for those who render records from them (replay).
         self.history: dict[str, list[Event]] | None = {} if keep_history else None
         # Each agent's activity document after each change, by position: a command records
-        # where it read the fleet's activity, and is re-checked against the fleet as it was there.
+        # where it read the fleet's activity, and is decided again on the fleet as it was there.
         self.activity: dict[str, tuple[list[int], list[dict[str, Any] | None]]] = {}
+        self.known = Knowledge(self.states.get, self.members, self._is_human, bool(humans) if humans else None)
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         """The ledger as of a position or a time. A command is atomic: one whose first event is
         within the cut is taken whole, even where its last event lies past the position."""
-        for notification in self._notifications():
-            if until_position is not None and notification.id > until_position:
-                if not self.group or self._command_of(notification) != self.group[0][1].command:
-                    break
-            event = self._decoded(notification)
-            if event is not None and until_time is not None and event.timestamp > until_time:
+        for entry in self._entries():
+            continuing = self.pending is not None and self.pending.continued_by(entry)
+            if until_position is not None and entry.position > until_position and not continuing:
                 break
-            self.report.events += 1
-            self.last_position = notification.id
-            self.digest.update(notification.id, str(notification.originator_id), notification.originator_version,
-                               notification.topic, notification.state)
-            self.digests[self.digest.count] = (self.digest.sha256, notification.id)
-            if event is None:
-                continue
-            self._check_version(notification, event)
-            if self.group and self.group[0][1].command != event.command:
-                self._settle()
-            self.group.append((notification.id, event))
-            if self.report.events % READ_BATCH == 0:
-                self.progress(self.report.events)
+            event = self._decoded(entry) if entry.kind == "event" else None
+            if event is not None and until_time is not None and event.timestamp > until_time and not continuing:
+                break
+            self.report.entries += 1
+            self.last_position = entry.position
+            self.digest.update(entry)
+            self.digests[self.digest.count] = (self.digest.sha256, entry.position)
+            self._take(entry, event, continuing)
+            if self.report.entries % READ_BATCH == 0:
+                self.progress(self.report.entries)
         self._settle()
         # As of a position, "now" is when its last event was recorded, not the auditor's clock.
         now = until_time or (self.last_time if until_position is not None else None) or self.clock()
@@ -144,89 +137,108 @@ class Audit:
             self.report.findings = [f for f in self.report.findings if f.family == self.family]
         return self.report
 
-    def _notifications(self) -> Iterator[Notification]:
+    def _entries(self) -> Iterator[Entry]:
         start = 1
         while True:
-            batch = self.app.recorder.select_notifications(start, READ_BATCH)
-            yield from batch
+            batch = self.app.recorder.select_messages(start, READ_BATCH)  # type: ignore[attr-defined]
+            yield from map(Entry.of, batch)
             if len(batch) < READ_BATCH:
                 return
-            start = batch[-1].id + 1
+            start = batch[-1].seq + 1
 
-    def _command_of(self, notification: Notification) -> tuple[str, datetime] | None:
-        try:
-            return self.app.mapper.to_domain_event(notification).command
-        except (UnknownEventTag, MapperDeserialisationError):
+    def _take(self, entry: Entry, event: Event | None, continuing: bool) -> None:
+        """One entry, in its place: the next of the command being read, the first of another,
+        or something no command explains."""
+        if continuing and self.pending is not None:
+            if entry.kind == "marker":
+                self.pending.take_marker(entry)
+            else:
+                self.pending.events.append((entry, event))
+        elif entry.kind == "event":
+            self._settle()
+            if entry.carries_command:
+                self.pending = Appended.starting(entry, event)
+            else:
+                self._hard("no_command", entry, "an event that no command appended (it carries none, nor follows one)")
+                self._apply_entry(entry, event)
+        else:
+            self._settle()
+            self._check_other(entry)
+        if self.pending is not None and self.pending.complete:
+            self._settle()
+
+    def _check_other(self, entry: Entry) -> None:
+        if entry.kind == "marker":
+            self._hard("stray_marker", entry, "a message on a marker subject that marks no command just before it")
+        elif entry.kind == "tracking" and not entry.well_formed_tracking:
+            self._hard("malformed_tracking", entry, "a message on a tracking subject that is not a tracking record")
+        elif entry.kind == "other":
+            self._hard("unknown_subject", entry, f"a message on {entry.subject}, which no part of the ledger uses")
+
+    def _decoded(self, entry: Entry) -> Event | None:
+        originator = entry.originator()
+        if originator is None or entry.topic is None:
+            self._hard("unknown_tag", entry, "an event subject's message without a tag or version the store writes")
             return None
-
-    def _decoded(self, notification: Notification) -> Event | None:
         try:
-            return self.app.mapper.to_domain_event(notification)
+            event = self.app.mapper.to_domain_event(StoredEvent(originator[0], originator[1], entry.topic, entry.payload))
         except UnknownEventTag as unknown:
-            self._hard("unknown_tag", notification, f"no event declares the tag {unknown.tag!r}")
+            self._hard("unknown_tag", entry, f"no event declares the tag {unknown.tag!r}")
+            return None
         except MapperDeserialisationError as error:
-            self._hard("undecodable", notification, str(error))
-        return None
+            self._hard("undecodable", entry, str(error))
+            return None
+        self._check_version(entry, event)
+        return event
 
-    def _check_version(self, notification: Notification, event: Event) -> None:
+    def _check_version(self, entry: Entry, event: Event) -> None:
         expected = self.versions.get(event.originator_id, 0) + 1
         if event.originator_version != expected:
-            self._hard("version_gap", notification,
+            self._hard("version_gap", entry,
                        f"version {event.originator_version} of {event.originator_id} follows {expected - 1}")
         self.versions[event.originator_id] = max(event.originator_version, self.versions.get(event.originator_id, 0))
 
     def _settle(self) -> None:
-        """Re-check the command the pending group of events came from, then apply it."""
-        group, self.group = self.group, []
-        if not group:
+        """Decide again the command whose entries were read, then apply its events."""
+        appended, self.pending = self.pending, None
+        if appended is None:
             return
-        position, primary = group[0]
-        events = [event for _, event in group]
-        if isinstance(primary, LedgerCheckpoint):
-            self._check_checkpoint(position, primary)
-        else:
-            self._recheck(position, primary, events)
-        for position, event in group:
-            self._apply(position, event)
+        problem = appended.record if isinstance(appended.record, Problem) else None
+        if appended.record is None:
+            problem = Problem("incomplete_command", "the marker with the command's record is missing after its events")
+        if isinstance(appended.record, CommandRecord):
+            events = [event for _, event in appended.events]
+            if None in events or len(events) != appended.record.events:
+                problem = Problem("incomplete_command", f"the command's record names {appended.record.events} events, "
+                                                        f"{len(events)} follow it that decode")
+            else:
+                problem = redecide(appended.record, appended.token, events,  # type: ignore[arg-type]
+                                   [entry.payload for entry, _ in appended.events], self.known)
+        if problem is not None:
+            self._hard(problem.code, appended.first, problem.message)
+        for entry, event in appended.events:
+            self._apply_entry(entry, event)
 
-    def _recheck(self, position: int, primary: Event, events: list[Event]) -> None:
-        rerun = RECHECKS.get(type(primary))
-        where = f"{primary.tag} by {primary.actor} on {primary.originator_id}"
-        if rerun is None:
-            self._finding("HARD", "no_command", primary, position, f"{where}: no command begins with this event")
+    def _apply_entry(self, entry: Entry, event: Event | None) -> None:
+        if event is None:
             return
-        context = Context(actor=primary.actor, now=primary.timestamp, command_id=primary.command_id,
-                          is_human=self._is_human)
-        replayed = Replayed(self.states.get, not self.humans, self.members)
-        try:
-            produced = rerun(events, context, replayed)
-        except RuleViolation as violation:
-            self._finding("HARD", "rule_violation", primary, position,
-                          f"{where}: the rules refuse it ({violation.code}: {violation.message})")
-            return
-        except Exception as error:  # noqa: BLE001  e.g. a command on an aggregate that does not exist
-            self._finding("HARD", "rule_violation", primary, position, f"{where}: the rules cannot apply: {error!r}")
-            return
-        recorded = msgspec.to_builtins(events)
-        if msgspec.to_builtins(produced) != recorded:
-            tags = [e.tag for e in produced]
-            self._finding("HARD", "not_as_the_rules_append", primary, position,
-                          f"{where}: the rules append {tags}, the ledger holds {[e.tag for e in events]} "
-                          "with other contents")
+        if isinstance(event, LedgerCheckpoint):
+            self._check_checkpoint(entry, event)
+        self._apply(entry.position, event)
 
-    def _check_checkpoint(self, position: int, checkpoint: LedgerCheckpoint) -> None:
+    def _check_checkpoint(self, entry: Entry, checkpoint: LedgerCheckpoint) -> None:
         computed = self.digests.get(checkpoint.count)
         if computed != (checkpoint.sha256, checkpoint.position):
-            at = f"the digest of the first {checkpoint.count} events"
-            self._finding("HARD", "checkpoint_mismatch", checkpoint, position,
-                          f"{at} is {computed[0] if computed else 'unknown'}, the checkpoint says {checkpoint.sha256}: "
-                          "history before it was changed")
+            at = f"the digest of the first {checkpoint.count} entries"
+            self._hard("checkpoint_mismatch", entry, f"{at} is {computed[0] if computed else 'unknown'}, the "
+                                                     f"checkpoint says {checkpoint.sha256}: history before it was changed")
         self.digests = {count: value for count, value in self.digests.items() if count > checkpoint.count}
 
     def _apply(self, position: int, event: Event) -> None:
-        folding = _FOLDS.get(family_of_id(event.originator_id), lambda state, events: state)  # an unknown family: nothing to fold
-        self.states[event.originator_id] = folding(self.states.get(event.originator_id), [event])
+        self.report.events += 1
+        self.states[event.originator_id] = fold_of(event.originator_id)(self.states.get(event.originator_id), [event])
         self.last_time = event.timestamp
+        self.last_event_position = position
         if self.history is not None:
             self.history.setdefault(event.originator_id, []).append(event)
         for change in project_all(PROJECTORS, event, lambda view, key: self.views.get((view, key))):
@@ -239,9 +251,13 @@ class Audit:
                 positions.append(position)
                 documents.append(change.document)
 
-    def _is_human(self, principal: str) -> bool:
+    def _is_human(self, principal: str) -> bool | None:
+        """Whether ``principal`` is human: a configured human or one the roster registers as
+        such; None when it is neither and no configured humans were given to tell."""
         roster = self.states.get(FLEET_ID)
-        return principal in self.humans or (roster is not None and principal in roster.humans)
+        if principal in self.humans or (roster is not None and principal in roster.humans):
+            return True
+        return False if self.humans else None
 
     def members(self, as_of: int | None = None) -> list[Member]:
         """The fleet's agents as the views had them after position ``as_of`` (by default, now)."""
@@ -273,10 +289,10 @@ class Audit:
         if self.live is None:
             return
         live_position = self.live.position(PROJECTION) or 0
-        if live_position != self.last_position:
+        if live_position != self.last_event_position:
             self.report.findings.append(Finding(
                 "INFO", "views_not_compared", "views", "*", live_position,
-                f"the live views are at position {live_position}, the ledger at {self.last_position}"))
+                f"the live views are at position {live_position}, the ledger at {self.last_event_position}"))
             return
         live = {(view, key): document for view in self.live.views() for key, document in self.live.documents(view).items()}
         for view, key in sorted(set(live) | set(self.views)):
@@ -284,13 +300,10 @@ class Audit:
                 self.report.findings.append(Finding("HARD", "view_differs", "views", f"{view}/{key}", live_position,
                                                     f"the live {view} document {key!r} is not what the ledger gives"))
 
-    def _hard(self, code: str, notification: Notification, message: str) -> None:
-        originator = str(notification.originator_id)
-        self.report.findings.append(Finding("HARD", code, family_of_id(originator), natural_key(originator),
-                                            notification.id, message))
-
-    def _finding(self, severity: str, code: str, event: Event, position: int, message: str) -> None:
-        self.report.findings.append(Finding(severity, code, family_of(event), event.key, position, message))
+    def _hard(self, code: str, entry: Entry, message: str) -> None:
+        originator = entry.originator()
+        family, key = (family_of_id(originator[0]), natural_key(originator[0])) if originator else ("ledger", entry.subject)
+        self.report.findings.append(Finding("HARD", code, family, key, entry.position, message))
 
 
 def _overdue_at(family: str, state: Any) -> datetime | None:

@@ -1,8 +1,9 @@
-"""The running SHA-256 over the ledger's events, in stream order.
+"""The running SHA-256 over the ledger's entries, in stream order.
 
-Each event's position, aggregate id, version, tag and exact stored bytes are chained onto the
-digest before it, so changing, removing or inserting any earlier event changes every later
-digest. Checkpoints record it; audit and verify-export recompute it.
+Each entry's position, subject, meaningful headers (Athenaeum's own: an event's version and tag,
+the record of the command that appended it) and exact stored bytes are chained onto the digest
+before it, so changing, removing or inserting any earlier entry, a command's record included,
+changes every later digest. Checkpoints record it; audit and verify-export recompute it.
 """
 
 from __future__ import annotations
@@ -10,20 +11,25 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from athenaeum.services.jetstream.entries import Entry
+
 GENESIS = "0" * 64
 
 
 @dataclass
 class Digest:
     sha256: str = GENESIS
-    count: int = 0  # events chained so far
+    count: int = 0  # entries chained so far
     position: int = 0  # the last one's stream position
 
-    def update(self, position: int, originator_id: str, version: int, tag: str, payload: bytes) -> str:
+    def update(self, entry: Entry) -> str:
         chained = hashlib.sha256(bytes.fromhex(self.sha256))
-        chained.update(f"{position}\n{originator_id}\n{version}\n{tag}\n".encode())
-        chained.update(payload)
+        chained.update(f"{entry.position}\n{entry.subject}\n".encode())
+        for name in sorted(entry.headers):
+            chained.update(f"{name}: {entry.headers[name]}\n".encode())
+        chained.update(b"\n")
+        chained.update(entry.payload)
         self.sha256 = chained.hexdigest()
         self.count += 1
-        self.position = position
+        self.position = entry.position
         return self.sha256

@@ -1,12 +1,16 @@
 """The ledger as JSON Lines, and its offline verification.
 
-Each line is one event message: its position, subject, time, the headers that carry meaning,
-the exact stored payload, and the decoded event for reading. ``verify`` recomputes the running
-digest from the lines alone and checks every checkpoint among them, with no server at all.
+Each line is one entry of the stream, in order: its position, subject, the headers that carry
+meaning (an event's version and tag, the record of the command that appended it), the exact
+stored payload, and, for reading, the decoded event and command. ``verify`` recomputes the
+running digest from the lines alone, checks every checkpoint among them and the end line, and
+that what each line says it decodes to is what its bytes hold: no server at all.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
@@ -17,6 +21,8 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.services.audit.auditor import Finding
 from athenaeum.services.audit.digest import Digest
+from athenaeum.services.jetstream.entries import Entry
+from athenaeum.services.jetstream.factory import LAYOUT
 
 READ_BATCH = 1000
 _CHECKPOINT = LedgerCheckpoint.__struct_config__.tag  # type: ignore[attr-defined]
@@ -25,56 +31,62 @@ _CHECKPOINT = LedgerCheckpoint.__struct_config__.tag  # type: ignore[attr-define
 def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
            until_time: datetime | None = None) -> Iterator[bytes]:
     """The lines of an export; the first one says where it starts and the digest before it, the
-    last one the digest at its end. A command is atomic: one whose first event is within ``until`` goes out whole."""
+    last one the digest at its end. A command is atomic: one whose first event is within
+    ``until`` goes out whole (its events share its token, its marker follows them)."""
     digest = Digest()
     start = 1
     header_sent = False
-    command: tuple[Any, Any] | None = None  # of the last event exported
+    command: str | None = None  # the token of the last event exported
     past_the_end = False
     while not past_the_end:
-        batch = app.recorder.select_notifications(start, READ_BATCH)
-        for n in batch:
-            payload = bytes(n.state)
-            event = _decoded(payload)
-            this = (event.get("command_id"), event.get("timestamp")) if event else None
-            past_the_end = (until_time is not None and event is not None
-                            and msgspec.convert(event.get("timestamp"), datetime) > until_time) or (
-                until is not None and n.id > until and (this is None or this != command))
+        batch = app.recorder.select_messages(start, READ_BATCH)  # type: ignore[attr-defined]
+        for message in batch:
+            entry = Entry.of(message)
+            event = _decoded(entry.payload) if entry.kind == "event" else None
+            continuing = entry.kind in ("event", "marker") and entry.command == command and not entry.carries_command
+            past_the_end = not continuing and (
+                (until is not None and entry.position > until)
+                or (until_time is not None and event is not None
+                    and msgspec.convert(event.get("timestamp"), datetime) > until_time))
             if past_the_end:
                 break
-            command = this
-            if n.id >= since and not header_sent:
+            command = entry.command if entry.kind == "event" else command
+            if entry.position >= since and not header_sent:
                 yield _header(since, digest)
                 header_sent = True
-            digest.update(n.id, str(n.originator_id), n.originator_version, n.topic, payload)
-            if n.id >= since:
-                yield _line({
-                    "position": n.id,
-                    "subject": app.recorder.log.subjects.aggregate(n.originator_id),  # type: ignore[attr-defined]
-                    "time": event.get("timestamp") if event else None,
-                    "originator_id": str(n.originator_id),
-                    "originator_version": n.originator_version,
-                    "tag": n.topic,
-                    "payload": payload.decode(),
-                    "event": event,
-                })
+            digest.update(entry)
+            if entry.position >= since:
+                yield _line(_described(entry, event))
         if len(batch) < READ_BATCH:
             break
-        start = batch[-1].id + 1
+        start = batch[-1].seq + 1
     if not header_sent:
         yield _header(since, digest)
     # An export cut short (a transfer broken off, ``head``) ends without this line.
     yield _line({"end": {"count": digest.count, "sha256": digest.sha256}})
 
 
+def _described(entry: Entry, event: dict[str, Any] | None) -> dict[str, Any]:
+    line: dict[str, Any] = {"position": entry.position, "subject": entry.subject, "kind": entry.kind,
+                            "headers": entry.headers, **_payload(entry.payload)}
+    if entry.kind == "event":
+        line |= {"time": event.get("timestamp") if event else None, "tag": entry.topic, "event": event}
+        originator = entry.originator()
+        if originator is not None:
+            line |= {"originator_id": originator[0], "originator_version": originator[1]}
+    record = entry.record if entry.kind == "event" else entry.payload if entry.kind == "marker" else None
+    if record is not None:
+        line["command"] = _decoded(record)
+    return line
+
+
 def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
-    """Findings for the export's lines, and how many events they hold."""
+    """Findings for the export's lines, and how many entries they hold."""
     findings: list[Finding] = []
     digest: Digest | None = None
     end: Digest | None = None
-    ends = False
     digests: dict[int, tuple[str, int]] = {}
-    events = checkpoints = 0
+    entries = checkpoints = 0
     previous = 0
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
@@ -82,16 +94,13 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
         try:
             line: dict[str, Any] = msgspec.json.decode(raw)
             if digest is None and "export" in line:
-                digest = Digest(str(line["export"]["sha256"]), int(line["export"]["count"]), 0)
-                ends = line["export"].get("ends") is True
+                digest = _start(line["export"], number, findings)
                 continue
             if digest is not None and end is None and "end" in line:
                 end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
                 continue
-            position, tag = int(line["position"]), str(line["tag"])
-            payload = str(line["payload"]).encode()
-            originator_id, version = str(line["originator_id"]), int(line["originator_version"])
-        except (msgspec.DecodeError, KeyError, TypeError, ValueError) as error:
+            entry = Entry(int(line["position"]), str(line["subject"]), _headers(line["headers"]), _bytes_of(line))
+        except (msgspec.DecodeError, KeyError, TypeError, ValueError, binascii.Error) as error:
             findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None, f"not an export line: {error}"))
             continue
         if digest is None:
@@ -99,64 +108,90 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
                                     "the export does not begin with its export line"))
             digest = Digest()
         if end is not None:
-            findings.append(Finding("HARD", "after_end", "export", originator_id, position,
+            findings.append(Finding("HARD", "after_end", "export", entry.subject, entry.position,
                                     f"line {number} comes after the export's end line"))
-        if position <= previous:
-            findings.append(Finding("HARD", "out_of_order", "export", originator_id, position,
-                                    f"line {number}: position {position} does not follow {previous}"))
-        previous = position
-        if line.get("event") != _decoded(payload) or line.get("time") != (_decoded(payload) or {}).get("timestamp"):
-            findings.append(Finding("HARD", "event_mismatch", "export", originator_id, position,
-                                    f"line {number}: the decoded event or time is not what the payload holds"))
-        events += 1
-        digest.update(position, originator_id, version, tag, payload)
-        digests[digest.count] = (digest.sha256, position)
-        if tag == _CHECKPOINT:
+        if entry.position <= previous:
+            findings.append(Finding("HARD", "out_of_order", "export", entry.subject, entry.position,
+                                    f"line {number}: position {entry.position} does not follow {previous}"))
+        previous = entry.position
+        if _described(entry, _decoded(entry.payload) if entry.kind == "event" else None) != line:
+            findings.append(Finding("HARD", "line_mismatch", "export", entry.subject, entry.position,
+                                    f"line {number}: what it says it holds (the event, the command, the time) is "
+                                    "not what its bytes and headers hold"))
+        entries += 1
+        digest.update(entry)
+        digests[digest.count] = (digest.sha256, entry.position)
+        if entry.kind == "event" and entry.topic == _CHECKPOINT:
             checkpoints += 1
             try:
-                checkpoint = msgspec.json.decode(payload, type=LedgerCheckpoint)
+                checkpoint = msgspec.json.decode(entry.payload, type=LedgerCheckpoint)
             except msgspec.DecodeError as error:
-                findings.append(Finding("HARD", "undecodable", "ledger", originator_id, position, str(error)))
+                findings.append(Finding("HARD", "undecodable", "ledger", entry.subject, entry.position, str(error)))
                 continue
             computed = digests.get(checkpoint.count)
-            if computed is None and checkpoint.count <= digest.count - events:
-                continue  # covers only events before this export began
+            if computed is None and checkpoint.count <= digest.count - entries:
+                continue  # covers only entries before this export began
             if computed != (checkpoint.sha256, checkpoint.position):
-                findings.append(Finding("HARD", "checkpoint_mismatch", "ledger", originator_id, position,
-                                        f"the lines before this checkpoint (the first {checkpoint.count} events) do "
+                findings.append(Finding("HARD", "checkpoint_mismatch", "ledger", entry.subject, entry.position,
+                                        f"the lines before this checkpoint (the first {checkpoint.count} entries) do "
                                         "not give its digest: an earlier line was changed, removed or added"))
             digests = {count: value for count, value in digests.items() if count > checkpoint.count}
-    findings += _ending(digest, end, ends)
-    if checkpoints == 0 and events:
+    findings += _ending(digest, end)
+    if checkpoints == 0 and entries:
         findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
-    return findings, events
+    return findings, entries
 
 
-def _ending(digest: Digest | None, end: Digest | None, ends: bool) -> list[Finding]:
+def _start(header: dict[str, Any], number: int, findings: list[Finding]) -> Digest:
+    layout = str(header.get("layout", "1"))
+    if layout != LAYOUT:
+        findings.append(Finding("HARD", "other_layout", "export", f"line {number}", None,
+                                f"an export of a ledger in layout {layout}, and this version reads layout {LAYOUT}: "
+                                "verify it with the version that wrote it"))
+    return Digest(str(header["sha256"]), int(header["count"]), 0)
+
+
+def _ending(digest: Digest | None, end: Digest | None) -> list[Finding]:
     """What the export's first and last lines say of it as a whole."""
     if digest is None:
         return [Finding("HARD", "no_start", "export", "*", None, "not an export: there is no export line")]
-    if end is None and not ends:
-        return [Finding("WARN", "no_end_line", "export", "*", None,
-                        "an export from before exports had end lines: whether it is whole cannot be told")]
     if end is None:
         return [Finding("HARD", "truncated", "export", "*", None,
                         "the export has no end line: it was cut short, or the end line was removed")]
     if (end.count, end.sha256) != (digest.count, digest.sha256):
         return [Finding("HARD", "end_mismatch", "export", "*", None,
-                        f"the lines give {digest.count} events and a digest other than the end line's "
-                        f"({end.count} events): a line was changed, removed or added")]
+                        f"the lines give {digest.count} entries and a digest other than the end line's "
+                        f"({end.count} entries): a line was changed, removed or added")]
     return []
 
 
 def _header(since: int, digest: Digest) -> bytes:
-    # ``ends``: an end line closes this export (exports made before there were end lines
-    # cannot be told whole, and verify only warns of them).
-    return _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256, "ends": True}})
+    return _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256, "ends": True,
+                             "layout": LAYOUT}})
+
+
+def _payload(payload: bytes) -> dict[str, str]:
+    """The stored bytes as text where they are UTF-8 (every event is), else in base64."""
+    try:
+        return {"payload": payload.decode()}
+    except UnicodeDecodeError:
+        return {"payload_base64": base64.b64encode(payload).decode()}
+
+
+def _bytes_of(line: dict[str, Any]) -> bytes:
+    if "payload_base64" in line:
+        return base64.b64decode(str(line["payload_base64"]), validate=True)
+    return str(line["payload"]).encode()
+
+
+def _headers(headers: Any) -> dict[str, str]:
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ValueError("headers are a JSON object of strings")
+    return {str(name): value for name, value in headers.items()}
 
 
 def _decoded(payload: bytes) -> dict[str, Any] | None:
-    """The payload as JSON, or None when it is not (the audit reports it; export keeps it)."""
+    """The bytes as a JSON object, or None when they are not (the audit reports it; export keeps it)."""
     try:
         decoded = msgspec.json.decode(payload)
     except msgspec.DecodeError:

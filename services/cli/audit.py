@@ -51,10 +51,10 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     if args.family == "verify-export":
         try:
             with args.file.open("rb") as lines:
-                findings, events = ledger_export.verify(lines)
+                findings, entries = ledger_export.verify(lines)
         except OSError as error:
             raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
-        return _show(Report(findings=findings, events=events), args.json)
+        return _show(Report(findings=findings, entries=entries), args.json)
     until = _point(getattr(args, "until", None))
     if args.family == "replay" and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         # Files of a later point left beside this one's would show states that never were.
@@ -121,10 +121,10 @@ def _live_views(url: str | None, data_dir: Path) -> ReadModelStore | None:
 
 def _progress():  # type: ignore[no-untyped-def]
     if not sys.stderr.isatty():
-        return lambda events: None
+        return lambda entries: None
 
-    def show(events: int) -> None:
-        sys.stderr.write(f"\raudited {events:,} events")
+    def show(entries: int) -> None:
+        sys.stderr.write(f"\raudited {entries:,} entries")
         sys.stderr.flush()
 
     return show
@@ -135,8 +135,8 @@ def _show(report: Report, as_json: bool) -> int:
         print(msgspec.json.encode({"findings": report.findings, "summary": report.summary}).decode())
     else:
         summary = report.summary
-        aggregates = f", {summary['aggregates']:,} aggregates" if summary["aggregates"] else ""  # none: an export's lines
-        print(f"{summary['events']:,} events{aggregates}: "
+        aggregates = f", {summary['events']:,} events in {summary['aggregates']:,} aggregates" if summary["aggregates"] else ""
+        print(f"{summary['entries']:,} entries{aggregates}: "
               f"{summary['HARD']} HARD, {summary['WARN']} WARN, {summary['INFO']} INFO")
         for finding in report.findings:
             where = f"@{finding.position}" if finding.position is not None else ""

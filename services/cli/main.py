@@ -19,6 +19,7 @@ import msgspec
 from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
+from athenaeum.events.commands import CommandRecord
 from athenaeum.services.cli import audit as cli_audit
 from athenaeum.services.cli import page as cli_page
 from athenaeum.services.cli import quorum as cli_quorum
@@ -30,7 +31,7 @@ from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.runtime.demo import run_demo
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
-from athenaeum.services.commands.routes import ROUTES
+from athenaeum.services.commands.routes import EXPOSED
 from athenaeum.services.runtime.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
@@ -183,16 +184,19 @@ def _main(argv: list[str] | None) -> int:
 
 
 def schema() -> dict:
-    """JSON Schemas (msgspec's) of every event by tag and every command by subject."""
+    """JSON Schemas (msgspec's) of every event by tag, every command by subject, and the record
+    the ledger keeps of each command with its events."""
     for family in EVENT_MODULES:  # importing a family registers its events
         importlib.import_module(f"athenaeum.events.{family}")
 
     events = sorted(event_registry.types().items())
-    commands = [(route.subject, route.command) for route in ROUTES]
-    _, components = msgspec.json.schema_components([cls for _, cls in events] + [cls for _, cls in commands])
+    commands = [(route.subject, route.command) for route in EXPOSED]
+    _, components = msgspec.json.schema_components(
+        [cls for _, cls in events] + [cls for _, cls in commands] + [CommandRecord])
     return {
         "events": {tag: {"$ref": f"#/$defs/{cls.__name__}"} for tag, cls in events},
         "commands": {subject: {"$ref": f"#/$defs/{cls.__name__}"} for subject, cls in commands},
+        "stored_command": {"$ref": f"#/$defs/{CommandRecord.__name__}"},
         "$defs": components,
     }
 

@@ -21,9 +21,8 @@ from athenaeum.services.commands.service import ACTOR_HEADER
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
 from athenaeum.services.commands.replies import Reply, decode
-from athenaeum.services.commands.routes import ROUTES
+from athenaeum.services.commands.routes import BY_COMMAND
 
-_routes = {route.command: route for route in ROUTES}
 
 
 class Unreachable(ConnectionError):
@@ -98,7 +97,7 @@ class AthenaeumClient:
 
     async def send(self, command: Command) -> Reply:
         """Send ``command`` as this client's actor; the reply says accepted or which rule broke."""
-        route = _routes[type(command)]
+        route = BY_COMMAND[type(command)]
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)

@@ -26,7 +26,7 @@ from athenaeum.services.http.common import (
     error_response, reply_response, waiting_for,
 )
 from athenaeum.services.commands.replies import field_named
-from athenaeum.services.commands.routes import ROUTES, Route
+from athenaeum.services.commands.routes import EXPOSED, Route
 
 
 def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
@@ -35,12 +35,12 @@ def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
 
     send.__annotations__ = {"data": route.command, "request": Request, "agent": AgentHeader,
                             "idempotency": IdempotencyHeader, "return": Response[bytes]}
-    send.__name__ = f"{route.family}_{route.verb}".replace("-", "_")
+    send.__name__ = f"{route.group}_{route.verb}".replace("-", "_")
     return post(
-        f"/commands/{route.family}/{route.verb}",
+        f"/commands/{route.group}/{route.verb}",
         status_code=200,
-        tags=[route.family],
-        summary=f"{route.family} {route.verb}",
+        tags=[route.group],
+        summary=f"{route.group} {route.verb}",
         description=(route.command.__doc__ or "").strip() or None,
         responses=COMMAND_RESPONSES,
     )(send)
@@ -137,7 +137,7 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
 
 def create_app(nc: Client, base_url: str) -> Litestar:
     gateway = Gateway(nc)
-    handlers: list[Any] = [_command_route(route, gateway) for route in ROUTES]
+    handlers: list[Any] = [_command_route(route, gateway) for route in EXPOSED]
     handlers += _reads(gateway)
     handlers += http_tasks.handlers(gateway)
     handlers += a2a.handlers(gateway, base_url)

@@ -19,6 +19,7 @@ from eventsourcing.persistence import (
 
 from athenaeum.services.jetstream.connection import Connection
 from athenaeum.services.jetstream.log import StreamLog
+from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.notifications import max_notification_id, scan
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 
@@ -71,6 +72,11 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
 
     def max_notification_id(self) -> int | None:
         return self.connection.run(max_notification_id(self.log))
+
+    def select_messages(self, start: int, limit: int) -> list[Stored]:
+        """Every message of the stream from position ``start`` on, events or not (up to ``limit``)."""
+        messages, _ = self.connection.run(self.log.client.read(self.log.stream, self.log.subjects.all, start, limit))
+        return messages
 
     def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
         return JetStreamSubscription(self, self.connection, self.log, gt=gt, topics=topics)

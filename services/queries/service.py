@@ -19,6 +19,7 @@ from eventsourcing.application import AggregateNotFoundError
 from nats.micro.request import Request
 from nats.micro.service import Service
 
+from athenaeum.aggregates import page
 from athenaeum.events import family_id
 from athenaeum.events.task import TaskStatus, task_id
 from athenaeum.projectors import (
@@ -33,7 +34,6 @@ from athenaeum.projectors import (
     thread_records,
     thread_status,
 )
-from athenaeum.services.commands import page_routes
 from athenaeum.services.commands.handler import Activity
 from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.pages import consensus_block, page_document
@@ -186,7 +186,7 @@ def check(reads: Reads, query: Check) -> Answer:
 
 def _page(reads: Reads, path: str) -> Any:
     try:
-        return reads.runner.app.repository.get(family_id("page", path), projector_func=page_routes.project)
+        return reads.runner.app.repository.get(family_id("page", path), projector_func=page.FAMILY.project)
     except AggregateNotFoundError:
         return None
 

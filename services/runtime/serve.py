@@ -19,10 +19,12 @@ from pathlib import Path
 import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
-from athenaeum.services.views.activity import activity_from
+from athenaeum.aggregates.families import fold_of
 from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, CheckpointWriter
 from athenaeum.services.commands.handler import CommandHandler, utc_now
+from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
+from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
@@ -99,6 +101,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         )
         stack.callback(app.close)
         ledger = app.factory.events_config  # type: ignore[attr-defined]  # its stream and replicas, for the timers and the bucket
+        app.recorder.max_notification_id()  # the stream exists, in this version's layout, before anything starts
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
         # Nothing kept to send later (pending_size=0): an HTTP caller told 503 must not have the
         # command land once the connection is back.
@@ -109,12 +112,16 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
         stack.callback(store.close)
         offset = options.clock_offset
-        handler = CommandHandler(app, humans=options.humans, activity=activity_from(store),
-                                 clock=lambda: utc_now() + offset)
-        service = await start_command_service(nc, handler, workers, commands="commands" in options.services)
-        if "commands" in options.services:
-            checkpoints = CheckpointWriter(app, options.checkpoint_every, handler.clock).start()
-            stack.push_async_callback(asyncio.to_thread, checkpoints.stop)  # the last one, at shutdown
+        clock, activity = (lambda: utc_now() + offset), activity_from(store)
+        handler = None
+        if options.services & {"commands", "timer"}:  # the timer sends its commands through a handler too
+            commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of)
+            stack.push_async_callback(commands.close)
+            handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock)
+        service = await start_command_service(nc, handler if "commands" in options.services else None)
+        if "commands" in options.services and handler is not None:
+            checkpoints = await CheckpointWriter.start(app, handler, options.checkpoint_every)
+            stack.push_async_callback(checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
             stack.callback(bucket.close)  # once the projector below has stopped putting
@@ -123,10 +130,10 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
 
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
-            reads = Reads(runner, options.humans, handler.clock, handler.activity)
+            reads = Reads(runner, options.humans, clock, activity)
             await add_query_endpoints(service, reads, workers)
-        if "timer" in options.services:
-            timers = await TimerService(nc, handler, store, workers, ledger["name"], ledger["num_replicas"]).start()
+        if "timer" in options.services and handler is not None:
+            timers = await TimerService(nc, handler, app, store, workers, ledger["name"], ledger["num_replicas"]).start()
             stack.push_async_callback(timers.stop)
         # Stopped first after HTTP: requests already taken are answered while the projector
         # and the timers still run.

@@ -1,0 +1,80 @@
+"""The stream's messages as the ledger's entries, in layout 2 (see ``subjects`` and ``log``):
+events under their command's token, markers, tracking records, and anything else another
+publisher put there. Auditors read every entry; the digest chains them all."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import NamedTuple
+
+from athenaeum.services.jetstream.log import COMMAND, COMMAND_SHA, TOPIC
+from athenaeum.services.jetstream.messages import Stored
+from athenaeum.services.jetstream.positions import TRACKING, VERSION
+from athenaeum.services.jetstream.subjects import StreamSubjects
+
+OURS = "Athenaeum-"  # the headers that carry meaning; the server's own and the publisher's expectations do not
+
+
+class Entry(NamedTuple):
+    position: int
+    subject: str
+    headers: dict[str, str]  # Athenaeum's own
+    payload: bytes
+
+    @classmethod
+    def of(cls, message: Stored) -> Entry:
+        return cls(message.seq, message.subject, {k: v for k, v in message.headers.items() if k.startswith(OURS)},
+                   message.payload)
+
+    @property
+    def kind(self) -> str:
+        """``event``, ``marker``, ``tracking``, or ``other`` (a subject no layout names)."""
+        stream, _, rest = self.subject.partition(".")
+        tokens = rest.split(".")
+        if tokens[0] == "ev" and len(tokens) == 4:
+            return "event"
+        if tokens[0] == "cmd" and len(tokens) == 2:
+            return "marker"
+        if tokens[0] == "trk" and len(tokens) == 3:
+            return "tracking"
+        return "other"
+
+    @property
+    def command(self) -> str:
+        """The token of the command an event or a marker belongs to."""
+        return self.subject.rpartition(".")[2]
+
+    @property
+    def record(self) -> bytes | None:
+        """The command record an event carries (its command's first), if it does and it decodes."""
+        carried = self.headers.get(COMMAND)
+        try:
+            return None if carried is None else base64.b64decode(carried, validate=True)
+        except (binascii.Error, ValueError):
+            return None
+
+    @property
+    def carries_command(self) -> bool:
+        """Whether this event is its command's first: it carries the record, or its hash."""
+        return COMMAND in self.headers or COMMAND_SHA in self.headers
+
+    @property
+    def record_sha256(self) -> str | None:
+        return self.headers.get(COMMAND_SHA)
+
+    @property
+    def topic(self) -> str | None:
+        return self.headers.get(TOPIC)
+
+    def originator(self) -> tuple[str, int] | None:
+        """The aggregate id and version of an event of ours; None when the headers do not say."""
+        try:
+            subjects = StreamSubjects(self.subject.partition(".")[0])
+            return str(subjects.originator_id(self.subject, self.headers)), int(self.headers[VERSION])
+        except (KeyError, ValueError):
+            return None
+
+    @property
+    def well_formed_tracking(self) -> bool:
+        return not self.payload and self.headers.get(TRACKING, "").isdigit()
