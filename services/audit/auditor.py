@@ -158,7 +158,7 @@ class Audit:
             self._settle()
             if entry.carries_command:
                 self.pending = Appended.starting(entry, event)
-            else:
+            elif event is not None:  # (one that does not even decode is reported as such)
                 self._hard("no_command", entry, "an event that no command appended (it carries none, nor follows one)")
                 self._apply_entry(entry, event)
         else:

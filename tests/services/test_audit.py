@@ -3,21 +3,36 @@ could (straight to the stream, past the command service) is a HARD finding at it
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
+import msgspec
+import nats
 import pytest
 
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.context import Context
+from athenaeum.aggregates.families import fold_of
+from athenaeum.aggregates.ratification import FAMILY
 from athenaeum.aggregates.ratification_state import evolve as ratification_evolve
-from athenaeum.aggregates.rules import Context, Stamp
+from athenaeum.aggregates.rules import Stamp
 from athenaeum.aggregates.state import fold
-from athenaeum.aggregates.thread_state import evolve as thread_evolve
-from athenaeum.events import family_id
-from athenaeum.events.ratification import Decision, VoteCast
+from athenaeum.events import Event, family_id
+from athenaeum.events.commands import Command, CommandRecord
+from athenaeum.events.ratification import AtomRef, Decision, DissentItem, Resolution, VoteCast
+from athenaeum.events.ratification_commands import CastVote
 from athenaeum.events.thread import EntryAppended, EntryKind, Evaluation, ThreadReopened, Vector
+from athenaeum.events.thread_commands import ReopenThread
+from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
+from athenaeum.services.commands.routes import BY_COMMAND
+from athenaeum.services.commands.store import CommandKey
+from athenaeum.services.jetstream.factory import stream_config
 from tests.services.conftest import Served
 
 TEXT = "# ADR 20\n"
@@ -73,20 +88,72 @@ def test_a_clean_history_audits_clean_and_its_export_verifies(ledger: Served, tm
     assert verified.returncode == 0 and json.loads(verified.stdout)["summary"]["HARD"] == 0
 
 
-def test_a_vote_by_an_agent_off_the_roster_written_straight_to_the_stream(ledger: Served) -> None:
+def forge(served: Served, events: Callable[[Any], list[Event]], aggregate_id: str, command: Command,
+          actor: str, **record: Any) -> int:
+    """Append ``events`` (made from the aggregate's state) straight to the stream, past the
+    command service, with a record of ``command`` as a forger writes it; their last position."""
+
+    async def append() -> int:
+        url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
+        store = await JetStreamCommandStore.open([url], stream_config("ATHENAEUM", 1, immutable=True), fold_of)
+        try:
+            appended = events(await store.load(aggregate_id))
+            fields = {"route": BY_COMMAND[type(command)].name, "command": msgspec.Raw(msgspec.json.encode(command)),
+                      "fingerprint": fingerprint(command), "actor": actor, "at": appended[0].timestamp,
+                      "events": len(appended), "humans_configured": True} | record  # as serve --humans ada has it
+            key = CommandKey(actor, aggregate_id, command.command_id or "")
+            return await store.append(appended, CommandRecord(**fields), key)
+        finally:
+            await store.close()
+
+    return asyncio.run(append())
+
+
+def hard(report: dict) -> list[dict]:
+    return [f for f in report["findings"] if f["severity"] == "HARD"]
+
+
+def test_a_forged_event_that_no_command_appended(ledger: Served) -> None:
     facts = history(ledger)
     app = intruder(ledger)
     try:
         state = app.repository.get("adr-20", projector_func=fold(ratification_evolve))
-        forged = Stamp("adr-20", state.version, Context(actor="mallory", now=_now(), command_id="forged"))(
-            VoteCast, agent="mallory", decision=Decision.SIGN, artifact_sha256=facts["sha"])
+        forged = Stamp("adr-20", state.version, Context(actor="bob", now=_now(), command_id="forged"))(
+            VoteCast, agent="bob", decision=Decision.SIGN, artifact_sha256=facts["sha"])
         [recording] = app.save(forged)
     finally:
         app.close()
     code, report = audit(ledger)
-    hard = [f for f in report["findings"] if f["severity"] == "HARD"]
-    assert code == 1 and hard[0]["code"] == "rule_violation" and "not_rostered" in hard[0]["message"]
-    assert hard[0]["position"] == recording.notification.id
+    assert code == 1 and [f["code"] for f in hard(report)] == ["no_command"]
+    assert hard(report)[0]["position"] == recording.notification.id
+
+
+def test_a_forged_command_the_rules_refuse(ledger: Served) -> None:
+    facts = history(ledger)
+    vote = CastVote(topic="adr-20", sha256=facts["sha"], decision=Decision.SIGN, command_id="forged")
+
+    def mallory_votes(state: Any) -> list[Event]:
+        return [Stamp("adr-20", state.version, Context(actor="mallory", now=_now(), command_id="forged"))(
+            VoteCast, agent="mallory", decision=Decision.SIGN, artifact_sha256=facts["sha"])]
+
+    position = forge(ledger, mallory_votes, "adr-20", vote, "mallory")
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in hard(report)] == ["rule_violation"]
+    assert "not_rostered" in hard(report)[0]["message"] and hard(report)[0]["position"] == position
+
+
+def test_a_forged_command_whose_events_are_not_what_it_decides(ledger: Served) -> None:
+    facts = history(ledger)
+    vote = CastVote(topic="adr-20", sha256=facts["sha"], decision=Decision.SIGN, command_id="forged")
+    dissent = DissentItem(atom=AtomRef(section="s", anchor="a"), objection="o", proposed_resolution=Resolution.TICKET)
+
+    def bob_dissents(state: Any) -> list[Event]:  # the record says he signed
+        return list(FAMILY.decide(state, msgspec.structs.replace(vote, decision=Decision.DISSENT, dissent=[dissent]),
+                                  Context(actor="bob", now=_now(), command_id="forged")))
+
+    forge(ledger, bob_dissents, "adr-20", vote, "bob")
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in hard(report)] == ["not_as_decided"]
 
 
 def test_a_second_reopen_of_one_closure(ledger: Served) -> None:
@@ -97,32 +164,43 @@ def test_a_second_reopen_of_one_closure(ledger: Served) -> None:
     reopened = ledger.run("thread", "reopen", "t21", "--eval", "0.1,0.1,0.1", "--reason", "r", "--discovery", "d",
                           "--json")
     ledger.run("check", "--after", str(json.loads(reopened.stdout)["position"]))
-    app = intruder(ledger)
-    try:
-        thread_id = family_id("thread", "t21")
-        state = app.repository.get(thread_id, projector_func=fold(thread_evolve))
+    thread_id = family_id("thread", "t21")
+    again = ReopenThread(slug="t21", eval=Vector(0.1, 0.1, 0.1), reason="again", discovery="again", command_id="x")
+
+    def reopened_twice(state: Any) -> list[Event]:
         stamp = Stamp(thread_id, state.version, Context(actor="bob", now=_now(), command_id="x"))
         entry = stamp(EntryAppended, n=state.last_n + 1, kind=EntryKind.REOPEN, author="bob", body="again",
                       last_eval=Evaluation(ref=state.last_n, v=Vector(0.1, 0.1, 0.1)), reason="again")
-        app.save(entry, stamp(ThreadReopened, closure_n=3, reopen_n=state.last_n + 1, by="bob", reason="again"))
-    finally:
-        app.close()
+        return [entry, stamp(ThreadReopened, closure_n=3, reopen_n=state.last_n + 1, by="bob", reason="again")]
+
+    forge(ledger, reopened_twice, thread_id, again, "bob")
     code, report = audit(ledger, "--family", "thread")
     assert code == 1 and [f["code"] for f in report["findings"]] == ["rule_violation"]
     assert "reopen_exhausted" in report["findings"][0]["message"]
 
 
+def test_garbage_on_a_marker_or_tracking_subject_is_a_finding(ledger: Served) -> None:
+    history(ledger)
+
+    async def publish() -> None:
+        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        await nc.request("ATHENAEUM.cmd.0123456789abcdef0123456789abcdef", b'{"garbage": true}', timeout=10)
+        await nc.request("ATHENAEUM.trk.s.views", b"not tracking", timeout=10)
+        await nc.request("ATHENAEUM.elsewhere", b"{}", timeout=10)
+        await nc.close()
+
+    asyncio.run(publish())
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in hard(report)] == ["stray_marker", "malformed_tracking", "unknown_subject"]
+
+
 def test_a_message_the_store_did_not_write_is_reported_and_followed_past(ledger: Served) -> None:
-    import asyncio
-
-    import nats
-
     history(ledger)
 
     async def forge() -> None:
         nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
         for headers in ({"Athenaeum-Version": "3"}, {"Athenaeum-Version": "x", "Athenaeum-Topic": "VoteCast"}):
-            await nc.request("ATHENAEUM.ev.s.adr-20", b"{}", headers=headers, timeout=10)
+            await nc.request("ATHENAEUM.ev.s.adr-20.forged", b"{}", headers=headers, timeout=10)
         await nc.close()
 
     asyncio.run(forge())
@@ -180,7 +258,24 @@ def test_an_export_line_whose_event_is_not_its_payload_fails_verification(ledger
     path = tmp_path / "tampered.jsonl"
     path.write_text("\n".join(lines) + "\n")
     verified = ledger.run("verify-export", str(path), "--json")
-    assert verified.returncode == 1 and json.loads(verified.stdout)["findings"][0]["code"] == "event_mismatch"
+    assert verified.returncode == 1 and json.loads(verified.stdout)["findings"][0]["code"] == "line_mismatch"
+
+
+def test_a_command_edited_in_an_export_fails_verification(ledger: Served, tmp_path: Path) -> None:
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    victim = next(i for i, line in enumerate(lines) if '"tag":"VoteCast"' in line)
+    readable, stored = json.loads(lines[victim]), json.loads(lines[victim])
+    readable["command"]["actor"] = "mallory"  # the decoded copy only
+    record = json.loads(base64.b64decode(stored["headers"]["Athenaeum-Command"]))
+    record["actor"] = "mallory"  # the stored bytes, and the copy with them
+    stored["headers"]["Athenaeum-Command"] = base64.b64encode(json.dumps(record).encode()).decode()
+    stored["command"] = record
+    for name, line, code in (("readable", readable, "line_mismatch"), ("stored", stored, "checkpoint_mismatch")):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(lines[:victim] + [json.dumps(line)] + lines[victim + 1:]) + "\n")
+        verified = ledger.run("verify-export", str(path), "--json")
+        assert verified.returncode == 1 and json.loads(verified.stdout)["findings"][0]["code"] == code, name
 
 
 def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger: Served, tmp_path: Path) -> None:
@@ -235,9 +330,9 @@ def test_an_audit_as_of_a_position_inside_a_command_takes_the_command_whole(ledg
 
 
 def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood(ledger: Served, tmp_path: Path) -> None:
-    from athenaeum.aggregates import page as page_rules
-    from athenaeum.aggregates.page_state import evolve as page_evolve
+    from athenaeum.aggregates import page
     from athenaeum.events.page import CanonLevel
+    from athenaeum.events.page_commands import ApprovePage
     from athenaeum.services.audit.auditor import Audit
 
     def run(*args: str, actor: str) -> dict:
@@ -257,13 +352,14 @@ def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood
     try:
         as_they_stood = Audit(app, humans=frozenset({"ada"}))
         as_they_stood.run(until_position=ready)
-        page_id = family_id("page", "wiki/p.md")
-        state = app.repository.get(page_id, projector_func=fold(page_evolve))
-        context = Context(actor="ada", now=_now(), command_id="lagged", is_human={"ada"}.__contains__)
-        app.save(*page_rules.approve(state, context, level=CanonLevel.CANONICAL, members=as_they_stood.members(),
-                                     as_of_position=ready))
     finally:
         app.close()
+    page_id = family_id("page", "wiki/p.md")
+    approve = ApprovePage(page="wiki/p.md", level=CanonLevel.CANONICAL, command_id="lagged")
+    context = Context(actor="ada", now=_now(), command_id="lagged", actor_is_human=True, humans_configured=True,
+                      members=tuple(as_they_stood.members()), as_of_position=ready)
+    forge(ledger, lambda state: page.FAMILY.decide(state, approve, context), page_id, approve, "ada",
+          actor_is_human=True, humans_configured=True, as_of_position=ready, at=context.now)
     code, report = audit(ledger)
     assert code == 0 and report["summary"]["HARD"] == 0, report
 
@@ -292,5 +388,5 @@ def test_replay_writes_the_records_as_of_a_point_byte_for_byte_the_same_twice(le
     assert "alice | VOTE" in log and "SIGN" not in log
     entry = (tmp_path / "one" / threads / "entries/002-bob.md").read_text()
     assert "last_eval:\n  ref: 001-alice.md\n  v:\n    N: 0.5" in entry
-    early = ledger.run("replay", "--until", "3", "--out", str(tmp_path / "early"), "--humans", "ada")
+    early = ledger.run("replay", "--until", "2", "--out", str(tmp_path / "early"), "--humans", "ada")
     assert early.returncode == 0 and not (tmp_path / "early" / "wiki").exists()

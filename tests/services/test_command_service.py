@@ -5,38 +5,43 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 import nats
 import pytest
 
-from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.families import fold_of
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import ACTOR_HEADER, start_command_service
-from athenaeum.services.jetstream.client import RequestTimedOut
+from athenaeum.services.commands.store import Unconfirmed
+from athenaeum.services.jetstream.factory import stream_config
 
 ARTIFACT = "# ADR 9\nShip it.\n"
 
 
+async def ledger(store_env: dict[str, str], kind: type[JetStreamCommandStore] = JetStreamCommandStore):
+    config = stream_config(store_env["ATHENAEUM_STREAM"], 1, immutable=True)
+    return await kind.open([store_env["ATHENAEUM_NATS_URL"]], config, fold_of)
+
+
 @pytest.fixture
 async def commands(store_env):
-    app = AthenaeumApplication(env=store_env | {"AGGREGATE_CACHE_MAXSIZE": "100"})
+    store = await ledger(store_env)
     nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
-    with ThreadPoolExecutor(4) as workers:
-        service = await start_command_service(nc, CommandHandler(app, humans=frozenset({"ada"})), workers)
+    service = await start_command_service(nc, CommandHandler(store, humans=frozenset({"ada"})))
 
-        async def send(verb: str, actor: str, **body: object) -> dict:
-            reply = await nc.request(
-                f"athenaeum.cmd.ratification.{verb}", msgspec.json.encode(body), timeout=10, headers={ACTOR_HEADER: actor}
-            )
-            return msgspec.json.decode(reply.data)
+    async def send(verb: str, actor: str, **body: object) -> dict:
+        reply = await nc.request(
+            f"athenaeum.cmd.ratification.{verb}", msgspec.json.encode(body), timeout=10, headers={ACTOR_HEADER: actor}
+        )
+        return msgspec.json.decode(reply.data)
 
-        yield send
-        await service.stop()
+    yield send
+    await service.stop()
     await nc.close()
-    app.close()
+    await store.close()
 
 
 def topic() -> str:
@@ -154,75 +159,72 @@ async def test_a_time_without_a_zone_is_invalid_and_still_answered(commands) -> 
 
 
 async def test_a_stopping_service_answers_the_commands_it_already_took(store_env) -> None:
-    import threading
     import time
 
-    from athenaeum.services.commands.handler import utc_now
     from athenaeum.services.commands.service import stop_answering
 
-    entered, released = threading.Event(), threading.Event()
+    entered, released = asyncio.Event(), asyncio.Event()
 
-    def slow_clock():  # the handler reads it once it has taken the command
-        entered.set()
-        released.wait(10)
-        return utc_now()
+    class Held(JetStreamCommandStore):  # appends once told to, having taken the command
+        async def append(self, events, record, key):  # type: ignore[no-untyped-def]
+            entered.set()
+            await released.wait()
+            return await super().append(events, record, key)
 
-    app = AthenaeumApplication(env=store_env)
+    store = await ledger(store_env, Held)
     nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
     client = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
     subject, body = "athenaeum.cmd.ratification.init", msgspec.json.encode(
         {"topic": topic(), "roster": ["alice"], "artifact": ARTIFACT})
     try:
-        with ThreadPoolExecutor(2) as workers:
-            service = await start_command_service(nc, CommandHandler(app, clock=slow_clock), workers)
-            taken = asyncio.create_task(client.request(subject, body, timeout=20, headers={ACTOR_HEADER: "alice"}))
-            assert await asyncio.to_thread(entered.wait, 10)
-            stopping = asyncio.create_task(stop_answering(service, grace=10))
-            deadline = time.monotonic() + 10
-            while True:  # until the service takes no more requests (a malformed one is answered at once)
-                try:
-                    await client.request(subject, b"not json", timeout=1, headers={ACTOR_HEADER: "alice"})
-                except nats.errors.NoRespondersError:
-                    break
-                except nats.errors.TimeoutError:
-                    pass  # dropped while the service drains its subscription
-                assert time.monotonic() < deadline
-            released.set()
-            await stopping
-            await nc.close()
-            assert msgspec.json.decode((await taken).data)["ok"]
+        service = await start_command_service(nc, CommandHandler(store))
+        taken = asyncio.create_task(client.request(subject, body, timeout=20, headers={ACTOR_HEADER: "alice"}))
+        await asyncio.wait_for(entered.wait(), 10)
+        stopping = asyncio.create_task(stop_answering(service, grace=10))
+        deadline = time.monotonic() + 10
+        while True:  # until the service takes no more requests (a malformed one is answered at once)
+            try:
+                await client.request(subject, b"not json", timeout=1, headers={ACTOR_HEADER: "alice"})
+            except nats.errors.NoRespondersError:
+                break
+            except nats.errors.TimeoutError:
+                pass  # dropped while the service drains its subscription
+            assert time.monotonic() < deadline
+        released.set()
+        await stopping
+        await nc.close()
+        assert msgspec.json.decode((await taken).data)["ok"]
     finally:
         released.set()
         await client.close()
         await nc.close()
-        app.close()
+        await store.close()
 
 
-async def test_a_command_whose_append_went_unconfirmed_says_whether_it_landed(store_env, monkeypatch) -> None:
+async def test_a_command_whose_append_went_unconfirmed_says_whether_it_landed(store_env) -> None:
     # A leader change can swallow an append's answer after the append landed, or before.
-    app = AthenaeumApplication(env=store_env)
-    saved, landed = app.save, iter([True, False])
+    landed = iter([True, False])
 
-    def unconfirmed(*events, **kwargs):  # type: ignore[no-untyped-def]
-        if next(landed):
-            saved(*events, **kwargs)
-        raise RequestTimedOut("NATS request timed out after 5s")
+    class Unconfirming(JetStreamCommandStore):
+        async def append(self, events, record, key):  # type: ignore[no-untyped-def]
+            if next(landed):
+                await super().append(events, record, key)
+            raise Unconfirmed("NATS request timed out after 5s")
 
-    monkeypatch.setattr(app, "save", unconfirmed)
+    store = await ledger(store_env, Unconfirming)
     nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
-    with ThreadPoolExecutor(2) as workers:
-        service = await start_command_service(nc, CommandHandler(app, humans=frozenset()), workers)
-        try:
-            replies = []
-            for name in (topic(), topic()):
-                body = {"topic": name, "roster": ["alice"], "artifact": ARTIFACT, "command_id": f"init-{name}"}
-                reply = await nc.request("athenaeum.cmd.ratification.init", msgspec.json.encode(body), timeout=10,
-                                         headers={ACTOR_HEADER: "alice"})
-                replies.append((name, msgspec.json.decode(reply.data)))
-        finally:
-            await service.stop()
-    await nc.close()
-    app.close()
+    service = await start_command_service(nc, CommandHandler(store, humans=frozenset()))
+    try:
+        replies = []
+        for name in (topic(), topic()):
+            body = {"topic": name, "roster": ["alice"], "artifact": ARTIFACT, "command_id": f"init-{name}"}
+            reply = await nc.request("athenaeum.cmd.ratification.init", msgspec.json.encode(body), timeout=10,
+                                     headers={ACTOR_HEADER: "alice"})
+            replies.append((name, msgspec.json.decode(reply.data)))
+    finally:
+        await service.stop()
+        await nc.close()
+        await store.close()
     (first, landed_reply), (second, lost_reply) = replies
     assert landed_reply["ok"] and landed_reply["events"][0]["type"] == "ArtifactFrozen"
     assert lost_reply["error"]["code"] == "unavailable" and lost_reply["error"]["field"] == "command_id"

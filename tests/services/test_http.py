@@ -145,10 +145,11 @@ def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.
 
 
 def test_the_openapi_document_lists_every_route(http: httpx.Client) -> None:
-    from athenaeum.services.commands.routes import ROUTES
+    from athenaeum.services.commands.routes import EXPOSED, ROUTES
 
     paths = http.get("/openapi.json").json()["paths"]
-    assert {f"/commands/{r.family}/{r.verb}" for r in ROUTES} <= set(paths)
+    assert {f"/commands/{r.group}/{r.verb}" for r in EXPOSED} <= set(paths)
+    assert not {f"/commands/{r.group}/{r.verb}" for r in ROUTES if not r.exposed} & set(paths)
     assert {"/tasks", "/tasks/{task_id}/arbitrations", "/tasks/{task_id}/reviews/{cycle}", "/a2a",
             "/check/{agent}", "/pages/{path}"} <= set(paths)
     vote = paths["/commands/ratification/vote"]["post"]["requestBody"]["content"]["application/json"]["schema"]

@@ -10,7 +10,9 @@ from pathlib import Path
 import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.families import fold_of
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.store import MemoryStore
 from athenaeum.services.views.read_models import ReadModelStore
 from athenaeum.services.timers.service import TimerService
 
@@ -22,7 +24,8 @@ async def test_a_deadline_past_the_end_of_message_schedules_is_never_scheduled(s
     nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
     try:
         with ThreadPoolExecutor(1) as workers:
-            timers = TimerService(nc, CommandHandler(app), store, workers, stream=store_env["ATHENAEUM_STREAM"])
+            timers = TimerService(nc, CommandHandler(MemoryStore(fold_of)), app, store, workers,
+                                  stream=store_env["ATHENAEUM_STREAM"])
             await nc.jetstream().add_stream(name=timers.stream, subjects=[f"{timers.stream}.>"], allow_msg_schedules=True)
             await timers.schedule("quorum", "0000BEEF", datetime(2263, 1, 1, tzinfo=timezone.utc))
             await timers.schedule("quorum", "0000CAFE", datetime(2200, 1, 1, tzinfo=timezone.utc))
