@@ -150,10 +150,7 @@ class Audit:
         """One entry, in its place: the next of the command being read, the first of another,
         or something no command explains."""
         if continuing and self.pending is not None:
-            if entry.kind == "marker":
-                self.pending.take_marker(entry)
-            else:
-                self.pending.events.append((entry, event))
+            self.pending.take(entry, event)
         elif entry.kind == "event":
             self._settle()
             if entry.carries_command:

@@ -20,6 +20,7 @@ from athenaeum.services.jetstream.entries import Entry
 DEFAULT_EVERY = 1000
 WRITER = "athenaeum-ledger"
 READ_BATCH = 1000
+POLL_EVERY = 1.0  # seconds between looks at the ledger's head
 log = logging.getLogger(__name__)
 
 
@@ -34,7 +35,7 @@ class CheckpointWriter:
         self.digest = Digest(last.sha256, last.count, last.position) if last else Digest()
         self.written = last.count if last else 0
         self._loop = asyncio.get_running_loop()
-        self._subscription = app.recorder.subscribe(gt=self.digest.position)
+        self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="athenaeum-checkpoints", daemon=True)
 
     @classmethod
@@ -45,7 +46,7 @@ class CheckpointWriter:
         return writer
 
     async def stop(self) -> None:
-        self._subscription.stop()
+        self._stop.set()
         await asyncio.to_thread(self._thread.join, 10)
         if not self._thread.is_alive():
             await asyncio.to_thread(self._digest_through, None)  # at shutdown: to the ledger's end
@@ -53,12 +54,16 @@ class CheckpointWriter:
                 await self._write()
 
     def _run(self) -> None:
-        try:
-            with self._subscription:
-                for notification in self._subscription:  # a wake-up: every entry up to it is read
-                    self._digest_through(notification.id, self._write_soon)
-        except Exception:  # noqa: BLE001  the ledger is away; the next start resumes from the last checkpoint
-            log.exception("the checkpoint writer stopped")
+        """Look at the ledger's head now and then: each entry takes a position of its own, so the
+        next checkpoint cannot be due before as many positions have passed as entries are missing
+        for it. Only then are the entries read, a batch at a time; a checkpoint is no deadline."""
+        while not self._stop.wait(POLL_EVERY):  # a period, not a wait on a condition
+            try:
+                head = self.app.recorder.max_notification_id() or 0
+                if head >= self.digest.position + self.every - self.digest.count % self.every:
+                    self._digest_through(head, self._write_soon)
+            except Exception:  # noqa: BLE001  the ledger is away for now: the next look tries again
+                log.exception("the checkpoint writer could not read the ledger")
 
     def _digest_through(self, position: int | None, write: Callable[[], None] = lambda: None) -> None:
         """Chain every entry after the digest's up to ``position`` (None: the last there is),

@@ -1,6 +1,7 @@
 """How the auditor finds the commands in the ledger's entries: a command's first event carries
-its record (or the hash of the record its marker carries, right after its events), the events
-that follow under the same token are the rest of it. Anything else is a finding."""
+its key and its record (or the hash of the record its marker carries, right after its events);
+the events that follow it, as many as the record says, are the rest of it. Anything else is a
+finding."""
 
 from __future__ import annotations
 
@@ -31,19 +32,25 @@ class Appended:
             record = None
         else:
             record = Problem("undecodable_command", "the command's record in the headers does not decode")
-        return cls(entry.command, entry, record, [(entry, event)])
+        return cls(entry.command or "", entry, record, [(entry, event)])
 
     @property
     def complete(self) -> bool:
         return isinstance(self.record, CommandRecord) and len(self.events) >= self.record.events
 
     def continued_by(self, entry: Entry) -> bool:
-        """Whether ``entry`` is the next of this command's: an event under its token while it
-        has fewer than its record says (or its record is yet to come), or its marker."""
+        """Whether ``entry`` is the next of this command's: an event not another command's first
+        while it has fewer than its record says (or its record is yet to come), or its marker."""
         if entry.kind == "marker":
             return self.record is None and entry.command == self.token
-        return (entry.kind == "event" and entry.command == self.token and not entry.carries_command
-                and not self.complete)
+        return entry.kind == "event" and not entry.carries_command and not self.complete
+
+    def take(self, entry: Entry, event: Event | None = None) -> None:
+        """The next of its entries (see ``continued_by``)."""
+        if entry.kind == "marker":
+            self.take_marker(entry)
+        else:
+            self.events.append((entry, event))
 
     def take_marker(self, entry: Entry) -> Problem | None:
         if hashlib.sha256(entry.payload).hexdigest() != self.first.record_sha256:

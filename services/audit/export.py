@@ -20,6 +20,7 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.services.audit.auditor import Finding
+from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.jetstream.factory import LAYOUT
@@ -36,21 +37,24 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
     digest = Digest()
     start = 1
     header_sent = False
-    command: str | None = None  # the token of the last event exported
+    command: Appended | None = None  # the one the last entry exported belongs to
     past_the_end = False
     while not past_the_end:
         batch = app.recorder.select_messages(start, READ_BATCH)  # type: ignore[attr-defined]
         for message in batch:
             entry = Entry.of(message)
             event = _decoded(entry.payload) if entry.kind == "event" else None
-            continuing = entry.kind in ("event", "marker") and entry.command == command and not entry.carries_command
+            continuing = command is not None and command.continued_by(entry)
             past_the_end = not continuing and (
                 (until is not None and entry.position > until)
                 or (until_time is not None and event is not None
                     and msgspec.convert(event.get("timestamp"), datetime) > until_time))
             if past_the_end:
                 break
-            command = entry.command if entry.kind == "event" else command
+            if continuing and command is not None:
+                command.take(entry)
+            else:
+                command = Appended.starting(entry, None) if entry.kind == "event" and entry.carries_command else None
             if entry.position >= since and not header_sent:
                 yield _header(since, digest)
                 header_sent = True

@@ -89,6 +89,8 @@ class AthenaeumClient:
         """Wait, within the timeout, for a connection that is back: nothing is sent meanwhile."""
         if self.nc.is_closed:
             raise Unreachable(f"the connection to Athenaeum's NATS is closed: {what} was not sent", command_id)
+        if self._online.is_set():
+            return
         try:
             await asyncio.wait_for(self._online.wait(), self.timeout)
         except asyncio.TimeoutError:

@@ -1,10 +1,11 @@
 """The command store on JetStream: the ledger's own stream, read and written on the command
 service's event loop (no thread between a command and its append).
 
-Each aggregate the service touches is kept with the tokens of every command that appended to
-it, so a retried command is recognised without a read: its token is among them, as of the
-state the command would be decided on, and an append on a state that changed since fails its
-expectation. Only an aggregate not known whole (none loaded yet) costs a lookup.
+Each aggregate the service touches is kept with the key of every command that decided on it
+(its first event carries it), so a retried command is recognised without a read: its key is
+among them, as of the state the command would be decided on, and an append on a state that
+changed since fails its expectation. Only a command found applied costs a read, for its first
+answer.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from athenaeum.services.commands.store import (
     AlreadyApplied, Applied, CommandKey, Conflict, Unconfirmed, events_json, record_bytes,
 )
 from athenaeum.services.jetstream.client import JetStreamClient
-from athenaeum.services.jetstream.log import TOPIC, AppliedCommand, CommandAlreadyApplied, CommandAppend, StreamLog
+from athenaeum.services.jetstream.log import (
+    COMMAND_KEY, TOPIC, AppliedCommand, CommandAlreadyApplied, CommandAppend, StreamLog,
+)
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.positions import LRU, Head
 from athenaeum.services.jetstream.subjects import command_token
@@ -34,11 +37,11 @@ _decode_record = msgspec.json.Decoder(CommandRecord).decode
 
 class Known(NamedTuple):
     """An aggregate as this store last saw it: its state, the stream sequence of its last
-    event, and the tokens of the commands that appended to it."""
+    event, and where the first event of each command decided on it is (by its key's token)."""
 
     state: Any
     head: int
-    commands: frozenset[str]
+    commands: dict[str, int]
 
 
 class JetStreamCommandStore:
@@ -76,7 +79,8 @@ class JetStreamCommandStore:
             return known.state
         events = [self._event(aggregate_id, message) for message in messages]
         state = self.fold_of(aggregate_id)(known.state if known else None, events)
-        commands = (known.commands if known else frozenset()) | {self.log.subjects.command_of(m.subject) for m in messages}
+        commands = known.commands if known else {}  # grown in place: an aggregate may hold many commands
+        commands.update((token, message.seq) for message in messages if (token := message.headers.get(COMMAND_KEY)))
         self._known.put(aggregate_id, Known(state, messages[-1].seq if messages else 0, commands))
         return state
 
@@ -85,11 +89,15 @@ class JetStreamCommandStore:
         try:
             if not key.scoped:
                 found = await self.log.applied_marker(token)
+                return None if found is None else _answer(found)
+            known = self._known.get(key.aggregate_id)
+            if known is None:
+                first = await self.log.first_of_command(key.aggregate_id, token)
+            elif (seq := known.commands.get(token)) is None:
+                return None  # every command decided on the aggregate up to the state loaded is known
             else:
-                known = self._known.get(key.aggregate_id)
-                if known is not None and token not in known.commands:
-                    return None  # every command on the aggregate up to the state loaded is known
-                found = await self.log.applied(key.aggregate_id, token)
+                first = await self.log.message_at(key.aggregate_id, seq)
+            found = None if first is None else await self.log.applied(first)
         except OperationalError as error:
             raise Unconfirmed(str(error)) from error
         return None if found is None else _answer(found)
@@ -114,7 +122,8 @@ class JetStreamCommandStore:
 
     def _remember(self, events: Sequence[Event], positions: Sequence[int], token: str) -> None:
         """Fold the appended events into the aggregates they went to, where the store knew each
-        exactly as the command was decided on (or it is new); forget the others."""
+        exactly as the command was decided on (or it is new); forget the others. The command's
+        key goes with its own aggregate, whose first event carries it."""
         by_aggregate: dict[str, list[tuple[Event, int]]] = {}
         for event, position in zip(events, positions):
             by_aggregate.setdefault(event.originator_id, []).append((event, position))
@@ -126,7 +135,9 @@ class JetStreamCommandStore:
                 self._known.forget(aggregate_id)
                 continue
             state = self.fold_of(aggregate_id)(known.state if known else None, [event for event, _ in appended])
-            commands = (known.commands if known else frozenset()) | {token}
+            commands = known.commands if known else {}
+            if aggregate_id == events[0].originator_id:
+                commands[token] = appended[0][1]
             self._known.put(aggregate_id, Known(state, appended[-1][1], commands))
 
     def _event(self, aggregate_id: str, message: Stored) -> Event:

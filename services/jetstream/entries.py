@@ -8,7 +8,7 @@ import base64
 import binascii
 from typing import NamedTuple
 
-from athenaeum.services.jetstream.log import COMMAND, COMMAND_SHA, TOPIC
+from athenaeum.services.jetstream.log import COMMAND, COMMAND_KEY, COMMAND_SHA, TOPIC
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION
 from athenaeum.services.jetstream.subjects import StreamSubjects
@@ -32,7 +32,7 @@ class Entry(NamedTuple):
         """``event``, ``marker``, ``tracking``, or ``other`` (a subject no layout names)."""
         stream, _, rest = self.subject.partition(".")
         tokens = rest.split(".")
-        if tokens[0] == "ev" and len(tokens) == 4:
+        if tokens[0] == "ev" and len(tokens) == 3:
             return "event"
         if tokens[0] == "cmd" and len(tokens) == 2:
             return "marker"
@@ -41,9 +41,9 @@ class Entry(NamedTuple):
         return "other"
 
     @property
-    def command(self) -> str:
-        """The token of the command an event or a marker belongs to."""
-        return self.subject.rpartition(".")[2]
+    def command(self) -> str | None:
+        """The key's token of the command a marker belongs to, or whose first event this is."""
+        return self.subject.rpartition(".")[2] if self.kind == "marker" else self.headers.get(COMMAND_KEY)
 
     @property
     def record(self) -> bytes | None:
@@ -56,8 +56,8 @@ class Entry(NamedTuple):
 
     @property
     def carries_command(self) -> bool:
-        """Whether this event is its command's first: it carries the record, or its hash."""
-        return COMMAND in self.headers or COMMAND_SHA in self.headers
+        """Whether this event is its command's first: it carries the command's key."""
+        return COMMAND_KEY in self.headers
 
     @property
     def record_sha256(self) -> str | None:

@@ -1,11 +1,11 @@
 """An eventsourcing sequence store over one stream: appends with per-aggregate concurrency
 control, and reads of aggregates and tracking positions (notifications: ``notifications``).
 
-An append may carry out a command (see ``CommandAppend``): its events then go under the
-command's token, the first one carrying the command's record, so that the command is stored
-with what it did and a retry of it is recognised on its aggregate. A command whose record is
-too large for a header, or whose id is one for everyone rather than its sender's, also writes
-a marker after its events, in the same atomic batch.
+An append may carry out a command (see ``CommandAppend``): its first event then carries the
+command's key and record, so that the command is stored with what it did, and a retry of it is
+recognised on its aggregate by whoever has read the aggregate. A command whose record is too
+large for a header, or whose id is one for everyone rather than its sender's, also writes a
+marker after its events, in the same atomic batch.
 
 Its coroutines run on one loop (the connection's loop thread, or the command service's),
 which also owns its ``Positions``.
@@ -32,15 +32,15 @@ from eventsourcing.persistence import (
 from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, WrongLastSequence
 from athenaeum.services.jetstream.messages import Outgoing, Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
-from athenaeum.services.jetstream.subjects import NO_COMMAND, StreamSubjects
+from athenaeum.services.jetstream.subjects import StreamSubjects
 
 TOPIC = "Athenaeum-Topic"
 # On a snapshot: the event-stream sequence of the event at the snapshot's version.
 EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
-EXPECT_LAST_OF = "Nats-Expected-Last-Subject-Sequence-Subject"
-# On a command's first event: its record (base64, so that the bytes stored are the bytes kept),
-# or, when the record is in the command's marker, the record's SHA-256.
+# On a command's first event: its key's token; its record (base64, so that the bytes stored are
+# the bytes kept), or, when the record is in the command's marker, the record's SHA-256.
+COMMAND_KEY = "Athenaeum-Command-Key"
 COMMAND = "Athenaeum-Command"
 COMMAND_SHA = "Athenaeum-Command-Sha"
 # A record up to this size rides in its first event's headers (the server takes at most 64 KiB
@@ -118,14 +118,13 @@ class StreamLog:
             raise ProgrammingError(
                 f"{count} records in one insert; one atomic JetStream batch holds at most {MAX_BATCH}"
             )
-        token = command.token if command is not None else NO_COMMAND
-        filters = [self.subjects.aggregate(event.originator_id) for event in events]
-        _check_ascending(events, filters)
+        subjects = [self.subjects.aggregate(event.originator_id) for event in events]
+        _check_ascending(events, subjects)
         tracking_subject = self.subjects.tracking(tracking.application_name) if tracking else None
-        involved = set(filters) | ({tracking_subject} if tracking_subject else set())
+        involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
         for attempt in range(APPEND_ATTEMPTS):
-            heads = await self._heads(involved, events, filters, presume_new=attempt == 0)
-            messages = self._messages(events, filters, token, heads)
+            heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
+            messages = self._messages(events, subjects, heads)
             appending = len(messages)
             if messages and command is not None:
                 messages[0].headers |= _carrying(command)
@@ -146,35 +145,32 @@ class StreamLog:
                 continue
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages[: len(messages) - marked]):
-                self.positions.remember(message.filter or message.subject,
-                                        Head(position_of(message.headers), first_seq + offset))
+                self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
             self.appended = max(self.appended, first_seq + appending - 1)
             return list(range(first_seq, first_seq + appending))
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
     def _messages(
-        self, events: Sequence[StoredEvent], filters: list[str], token: str, heads: dict[str, Head | None]
+        self, events: Sequence[StoredEvent], subjects: list[str], heads: dict[str, Head | None]
     ) -> list[Outgoing]:
         messages = []
         expected: set[str] = set()
-        for event, aggregate in zip(events, filters):
-            if self._superseded(event, heads[aggregate]):
+        for event, subject in zip(events, subjects):
+            if self._superseded(event, heads[subject]):
                 continue
-            subject = self.subjects.event(event.originator_id, token)
             headers = {VERSION: str(event.originator_version), TOPIC: event.topic}
             headers |= self.subjects.id_headers(event.originator_id, subject)
-            if aggregate not in expected:
+            if subject not in expected:
                 # JetStream checks an expectation only on a subject's first message in a batch.
-                expected.add(aggregate)
-                head = heads[aggregate]
+                expected.add(subject)
+                head = heads[subject]
                 if head is not None and event.originator_version <= head.position:
                     raise _not_after(event, head.position, "the recorded version")
                 headers[EXPECT_LAST] = str(head.seq if head else 0)
-                headers[EXPECT_LAST_OF] = aggregate
                 snapshot_of = self._event_sequence(event)
                 if snapshot_of is not None:
                     headers[EVENT_SEQUENCE] = str(snapshot_of)
-            messages.append(Outgoing(subject, event.state, headers, filter=aggregate))
+            messages.append(Outgoing(subject, event.state, headers))
         return messages
 
     def _superseded(self, event: StoredEvent, head: Head | None) -> bool:
@@ -191,19 +187,20 @@ class StreamLog:
         headers = {TRACKING: str(tracking.notification_id), EXPECT_LAST: str(head.seq if head else 0)}
         return Outgoing(subject, b"", headers)
 
-    async def applied(self, originator_id: UUID | str, token: str) -> AppliedCommand | None:
-        """The command whose token is ``token``, if it appended to ``originator_id``: its events
-        are contiguous (one atomic append) from its first on that aggregate, which comes first."""
-        first = await self.first(self.subjects.event(originator_id, token))
-        while first is not None and _ours(first) is None:  # another publisher's message: not ours
-            first = await self.next_on(self.subjects.event(originator_id, token), first.seq + 1)
-        if first is None:
-            return None
+    async def applied(self, first: Stored) -> AppliedCommand | None:
+        """The command whose first event is ``first``: its events are contiguous (one atomic
+        append), and its record is in ``first``'s headers or in the marker right after them."""
         record = record_of(first)
         if record is None:  # the record is in the command's marker, after its events
-            marker = await self.last(self.subjects.marker(token))
+            marker = await self.last(self.subjects.marker(first.headers.get(COMMAND_KEY, "")))
             return None if marker is None else await self._applied_through(marker)
         return AppliedCommand(record, await self._events_from(first.seq, _event_count(record)))
+
+    async def first_of_command(self, originator_id: UUID | str, token: str, seq: int = 1) -> Stored | None:
+        """The first event the command whose key's token is ``token`` appended to ``originator_id``
+        (looked for from ``seq`` on), if it did."""
+        return next((message for message in await self.history(originator_id, seq - 1)
+                     if message.headers.get(COMMAND_KEY) == token), None)
 
     async def applied_marker(self, token: str) -> AppliedCommand | None:
         """The command whose marker has ``token``, if it was applied (an id for everyone)."""
@@ -264,15 +261,10 @@ class StreamLog:
             return await self.client.leader_get(self.stream, {"last_by_subj": subject})
         return await self.client.last(self.stream, subject)
 
-    async def first(self, subject: str) -> Stored | None:
-        """The first message on ``subject``: from the leader of a replicated stream."""
-        return await self.next_on(subject, 1)
-
-    async def next_on(self, subject: str, seq: int) -> Stored | None:
-        """The first message on ``subject`` at or after ``seq``."""
-        if self.replicated:
-            return await self.client.leader_get(self.stream, {"seq": seq, "next_by_subj": subject})
-        return await self.client.get(self.stream, {"seq": seq, "next_by_subj": subject})
+    async def message_at(self, originator_id: UUID | str, seq: int) -> Stored | None:
+        """The aggregate's message at stream sequence ``seq``, if it has one there."""
+        messages, _ = await self.client.read(self.stream, self.subjects.aggregate(originator_id), seq, 1, seq)
+        return messages[0] if messages and messages[0].seq == seq else None
 
     async def _fetch_head(self, subject: str) -> Head | None:
         last = await self.last(subject)
@@ -392,10 +384,11 @@ def _not_after(event: StoredEvent, previous: int, what: str) -> IntegrityError:
 
 
 def _carrying(command: CommandAppend) -> dict[str, str]:
-    """The headers of a command's first event: its record, or the SHA-256 of its marker's."""
+    """The headers of a command's first event: its key's token, and its record or the SHA-256
+    of its marker's."""
     if command.marked:
-        return {COMMAND_SHA: hashlib.sha256(command.record).hexdigest()}
-    return {COMMAND: base64.b64encode(command.record).decode()}
+        return {COMMAND_KEY: command.token, COMMAND_SHA: hashlib.sha256(command.record).hexdigest()}
+    return {COMMAND_KEY: command.token, COMMAND: base64.b64encode(command.record).decode()}
 
 
 def _event_count(record: bytes) -> int:

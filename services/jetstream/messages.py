@@ -16,7 +16,6 @@ class Outgoing:
     subject: str
     payload: bytes
     headers: dict[str, str] = field(default_factory=dict)
-    filter: str | None = None  # the aggregate's filter, whose head the message moves (default: its subject)
 
 
 @dataclass

@@ -1,15 +1,16 @@
 """Subjects of the event stream (layout 2), and the injective encoding of ids into subject tokens.
 
 Layout of a stream named S:
-  S.ev.<aggregate>.<command>   the events of one aggregate, each under the token of the command
-                               that appended it ('_' for events no command appended)
-  S.cmd.<command>              a command's own marker, when one is written (see ``log``)
-  S.trk.s.<escaped>            tracking records of one upstream application
-where <aggregate> is u.<uuid>, s.<escaped id>, or h.<sha256 of the id> for an id whose escaped
-token would be too long for a subject (its messages then carry the escaped id in a header).
-An aggregate's events are read, and its optimistic concurrency checked, on S.ev.<aggregate>.*;
-a command's events on one aggregate are found by their literal subject, so a retried command
-is recognised without any other record.
+  S.ev.u.<uuid>        events of an aggregate whose id is a UUID
+  S.ev.s.<escaped>     events of an aggregate whose id is a string
+  S.cmd.<command>      a command's own marker, when one is written (see ``log``), by the
+                       command's key token
+  S.trk.s.<escaped>    tracking records of one upstream application
+One literal subject per aggregate keeps its reads cheap and gives each aggregate its own
+optimistic-concurrency sequence, which JetStream checks in constant time (an expectation on a
+wildcard of subjects costs with their number: 760 us against 430 at 10,000 of them). An id
+whose escaped token would be too long for a subject goes under S.ev.h.<sha256 of the id>, and
+its messages carry the escaped id in a header instead.
 
 A string id keeps ASCII letters, digits, '-' and '_' and writes every other UTF-8 byte as
 '~XX', so ids with spaces, dots, slashes, '*', '>' or non-ASCII characters become legal
@@ -34,7 +35,6 @@ MAX_TOKEN = 200
 ORIGINATOR_ID = "Athenaeum-Originator-Id"
 # A hashed id travels escaped in a header, and the server refuses over 64 KiB of headers.
 MAX_ESCAPED_ID = 32 * 1024
-NO_COMMAND = "_"  # the command token of events appended without a command (plain eventsourcing use)
 COMMAND_TOKEN_LENGTH = 32
 
 
@@ -65,18 +65,9 @@ class StreamSubjects:
         self.stream = stream
         self.all = f"{stream}.>"
         self.events = f"{stream}.ev.>"
-        self.markers = f"{stream}.cmd.>"
         self._events_prefix = f"{stream}.ev."
 
     def aggregate(self, originator_id: UUID | str) -> str:
-        """The filter of one aggregate's events: every command's subject under it."""
-        return f"{self._aggregate_prefix(originator_id)}.*"
-
-    def event(self, originator_id: UUID | str, command: str = NO_COMMAND) -> str:
-        """The subject of an event of ``originator_id`` appended by the command whose token is ``command``."""
-        return f"{self._aggregate_prefix(originator_id)}.{command}"
-
-    def _aggregate_prefix(self, originator_id: UUID | str) -> str:
         if isinstance(originator_id, UUID):
             return f"{self._events_prefix}u.{originator_id}"
         return f"{self._events_prefix}{_token(originator_id)}"
@@ -92,20 +83,11 @@ class StreamSubjects:
             return {ORIGINATOR_ID: escaped}
         return {}
 
-    def is_event(self, subject: str) -> bool:
-        return subject.startswith(self._events_prefix) and subject.count(".") == self._events_prefix.count(".") + 2
-
     def originator_id(self, subject: str, headers: dict[str, str]) -> UUID | str:
-        kind, _, rest = subject[len(self._events_prefix) :].partition(".")
-        token = rest.rpartition(".")[0]
+        kind, _, token = subject[len(self._events_prefix) :].partition(".")
         if kind == "u":
             return UUID(token)
         return unescape(headers[ORIGINATOR_ID] if kind == "h" else token)
-
-    @staticmethod
-    def command_of(subject: str) -> str:
-        """The token of the command that appended an event, or that a marker belongs to."""
-        return subject.rpartition(".")[2]
 
     def tracking(self, application_name: str) -> str:
         return f"{self.stream}.trk.{_token(application_name)}"
@@ -115,7 +97,8 @@ class StreamSubjects:
 
 
 def command_token(key: str) -> str:
-    """The subject token of the command a retry key names: 128 bits of its SHA-256."""
+    """The token of the command a retry key names (its marker's subject token): 128 bits of
+    its SHA-256."""
     return hashlib.sha256(key.encode()).hexdigest()[:COMMAND_TOKEN_LENGTH]
 
 

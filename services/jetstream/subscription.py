@@ -37,11 +37,16 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         gt: int | None = None,
         topics: Sequence[str] = (),
         resume_timeout: float = RESUME_TIMEOUT,
+        pace: float | None = None,
     ) -> None:
+        """``connection`` and ``log``: the recorder's, which this reads from directly. ``pace``:
+        for a follower that need not be woken by each append (the timers' look for deadlines),
+        seconds between pulls, each of all that came meanwhile."""
         self.resume_timeout = resume_timeout
-        """``connection`` and ``log``: the recorder's, which this reads from directly."""
         self._stopped = threading.Event()
-        self._wake_up = connection.run(connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
+        self._pace = pace
+        self._wake_up = None if pace is not None else connection.run(
+            connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
         self._connection = connection
         self._log = log
         super().__init__(recorder=recorder, gt=gt, topics=topics)
@@ -57,7 +62,7 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         try:
             if not self._stopped.is_set():
                 self._stopped.set()
-                if not self._connection.client.nc.is_closed:
+                if self._wake_up is not None and not self._connection.client.nc.is_closed:
                     self._connection.run(self._wake_up.unsubscribe())
         finally:
             super().stop()
@@ -66,7 +71,7 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         try:
             self._pull()
             while not self._has_been_stopped:
-                woken = self._has_been_notified.wait(timeout=POLL_INTERVAL)
+                woken = self._has_been_notified.wait(timeout=self._pace or POLL_INTERVAL)
                 before = self._last_notification_id
                 self._pull()
                 for pause in COMMIT_WAITS if woken else ():

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from datetime import datetime, timedelta, timezone
 
+from eventsourcing.persistence import Notification
 from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
 from nats.js.errors import BadRequestError, NotFoundError
@@ -31,6 +32,7 @@ from athenaeum.services.timers.aging import DORMANCY, PAGE_AGING, approvals_offe
 from athenaeum.services.timers.deadlines import PROPOSAL, RATIFICATION, Deadline
 from athenaeum.services.views.projection import PROJECTION as VIEWS_PROJECTION
 from athenaeum.services.jetstream.client import STREAM_NAME_IN_USE
+from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.views.read_models import ReadModelStore
 
@@ -49,6 +51,8 @@ SWEEP_GRACE = timedelta(seconds=10)
 SCHEDULE_RETRY_WAITS = (0.5, 1.0, 2.0, 4.0)  # seconds between tries to set one schedule
 VIEWS_CATCH_UP = 60.0  # seconds a sweep waits for the views before it skips its turn
 PROJECTION = "timers"
+FOLLOW_PACE = 0.2  # seconds between reads of the ledger for the deadlines it sets
+KEEP_POSITION_EVERY = 1.0  # seconds between records of where those reads reached
 DEADLINES: dict[str, Deadline] = {deadline.family: deadline for deadline in (RATIFICATION, PROPOSAL, PAGE_AGING, DORMANCY)}
 log = logging.getLogger(__name__)
 
@@ -137,34 +141,45 @@ class TimerService:
         )
 
     async def _schedule(self, loop: asyncio.AbstractEventLoop) -> None:
-        """Follow the ledger and schedule every deadline an event sets."""
+        """Follow the ledger and schedule every deadline an event sets. Deadlines are days or
+        hours away: the ledger is read a batch at a time (``FOLLOW_PACE``), and where it was read
+        to is kept every so often (``KEEP_POSITION_EVERY``; setting a schedule again only
+        replaces it, so a restart may read a little again)."""
         recorder = self.app.recorder
-        mapper = self.app.mapper
-        subscription = recorder.subscribe(gt=self.store.position(PROJECTION))
+        subscription = JetStreamSubscription(recorder, recorder.connection, recorder.log,  # type: ignore[attr-defined]
+                                             gt=self.store.position(PROJECTION), pace=FOLLOW_PACE)
 
         def follow() -> None:
+            kept, position = time.monotonic(), None
             with subscription:
                 for notification in subscription:
-                    try:
-                        event = mapper.to_domain_event(notification)
-                    except (UnknownEventTag, MapperDeserialisationError):
-                        log.exception("position %d does not decode: no deadline read from it", notification.id)
-                        self.store.apply(PROJECTION, notification.id, [])
-                        continue
-                    for deadline in DEADLINES.values():
-                        if (due := deadline.due(event, self.store.get)) is not None:
-                            try:
-                                self._schedule_one(loop, deadline, *due)
-                            except Exception:  # noqa: BLE001  the start-up sweep still meets it
-                                log.exception("scheduling %s %s", deadline.family, due[0])
-                    self.store.apply(PROJECTION, notification.id, [])
+                    self._deadlines_of(loop, notification)
+                    position = notification.id
+                    if time.monotonic() - kept > KEEP_POSITION_EVERY:
+                        self.store.apply(PROJECTION, position, [])
+                        kept, position = time.monotonic(), None
                     if self._stop.is_set():
-                        return
+                        break
+            if position is not None:
+                self.store.apply(PROJECTION, position, [])
 
         try:
             await loop.run_in_executor(self.workers, follow)
         finally:
             subscription.stop()
+
+    def _deadlines_of(self, loop: asyncio.AbstractEventLoop, notification: Notification) -> None:
+        try:
+            event = self.app.mapper.to_domain_event(notification)
+        except (UnknownEventTag, MapperDeserialisationError):
+            log.exception("position %d does not decode: no deadline read from it", notification.id)
+            return
+        for deadline in DEADLINES.values():
+            if (due := deadline.due(event, self.store.get)) is not None:
+                try:
+                    self._schedule_one(loop, deadline, *due)
+                except Exception:  # noqa: BLE001  the start-up sweep still meets it
+                    log.exception("scheduling %s %s", deadline.family, due[0])
 
     def _schedule_one(self, loop: asyncio.AbstractEventLoop, deadline: Deadline, key: str, due: datetime) -> None:
         previous = self._scheduled.get((deadline.family, key))

@@ -33,6 +33,7 @@ from nats.js.kv import KV_DEL, KV_OP, KV_PURGE
 from athenaeum.projectors.views import Change
 from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE
 from athenaeum.services.jetstream.log import EXPECT_LAST
+from athenaeum.services.jetstream.positions import LRU
 from athenaeum.services.jetstream.subjects import escape
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
@@ -44,6 +45,7 @@ POSITION = "Athenaeum-Position"
 WRITE_ATTEMPTS = 100
 READ_TIMEOUT = 10.0
 REPAIR_WAITS = (1, 2, 5, 10, 30) + (60,) * 120  # seconds: for about two hours
+WRITTEN_KEPT = 100_000  # keys whose last entry written here is remembered
 log = logging.getLogger(__name__)
 
 
@@ -73,6 +75,7 @@ class ViewBucket:
         self.prefix = f"$KV.{bucket}."
         self.repair: asyncio.Task[None] | None = None  # the reconciliation under way after a failed put
         self._failed_again = False  # a put failed after the reconciliation under way read the views
+        self._written: LRU[str, Entry] = LRU(WRITTEN_KEPT)  # each key's entry as this process last wrote it
 
     @classmethod
     async def open(cls, nc: Client, store: ReadModelStore, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
@@ -121,20 +124,27 @@ class ViewBucket:
 
     async def write(self, key: str, value: bytes | None, position: int) -> bool:
         """Set ``key`` to ``value`` (None: delete it) as of ``position``, unless its entry
-        reflects that position or a later one already; whether it was written."""
+        reflects that position or a later one already; whether it was written. The entry this
+        process wrote last is presumed still the latest: a wrong guess costs one read."""
+        entry = self._written.get(key)
         for _ in range(WRITE_ATTEMPTS):
-            entry = await self._entry(key)
+            if entry is None:
+                entry = await self._entry(key)
             if entry is not None and entry.position >= position:
                 return False
             headers = {POSITION: str(position), EXPECT_LAST: str(entry.revision if entry else 0)}
             if value is None:
                 headers[KV_OP] = KV_DEL
             try:
-                await self.js.publish(self.prefix + key, value or b"", headers=headers, stream=self.stream)
-                return True
+                ack = await self.js.publish(self.prefix + key, value or b"", headers=headers, stream=self.stream)
             except APIError as error:
                 if error.err_code not in WRONG_LAST_SEQUENCE:
                     raise
+                self._written.forget(key)
+                entry = None
+                continue
+            self._written.put(key, Entry(position, ack.seq, None))
+            return True
         log.warning("gave up writing %s as of position %d after %d lost races", key, position, WRITE_ATTEMPTS)
         return False
 

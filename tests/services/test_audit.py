@@ -200,7 +200,7 @@ def test_a_message_the_store_did_not_write_is_reported_and_followed_past(ledger:
     async def forge() -> None:
         nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
         for headers in ({"Athenaeum-Version": "3"}, {"Athenaeum-Version": "x", "Athenaeum-Topic": "VoteCast"}):
-            await nc.request("ATHENAEUM.ev.s.adr-20.forged", b"{}", headers=headers, timeout=10)
+            await nc.request("ATHENAEUM.ev.s.adr-20", b"{}", headers=headers, timeout=10)
         await nc.close()
 
     asyncio.run(forge())

@@ -384,23 +384,24 @@ def record(events: int = 1, size: int = 0) -> bytes:
     return b'{"events": %d, "pad": "%s"}' % (events, b"x" * size)
 
 
-def test_a_command_of_one_event_is_one_message_under_its_token_carrying_its_record(factory) -> None:
+def test_a_command_of_one_event_is_one_message_carrying_its_key_and_record(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     [seq] = run(log.append([stored("voted", 1)], command=CommandAppend("t" * 32, record())))
-    applied = run(log.applied("voted", "t" * 32))
+    first = run(log.first_of_command("voted", "t" * 32))
+    assert first.seq == seq and first.subject == log.subjects.aggregate("voted") and record_of(first) == record()
+    applied = run(log.applied(first))
     assert [message.seq for message in applied.events] == [seq] and applied.record == record()
-    assert applied.events[0].subject == log.subjects.event("voted", "t" * 32)
-    assert record_of(applied.events[0]) == record()
-    assert run(log.applied("voted", "u" * 32)) is None and run(log.applied("other", "t" * 32)) is None
+    assert run(log.first_of_command("voted", "u" * 32)) is None and run(log.first_of_command("other", "t" * 32)) is None
 
 
 def test_a_command_of_several_events_is_found_whole_from_its_own_aggregate(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     events = [stored("counter", 1), stored("task:1", 1), stored("task:1", 2)]
     seqs = run(log.append(events, command=CommandAppend("c" * 32, record(3))))
-    applied = run(log.applied("counter", "c" * 32))
+    applied = run(log.applied(run(log.first_of_command("counter", "c" * 32))))
     assert [message.seq for message in applied.events] == seqs
     assert [message.headers["Athenaeum-Version"] for message in applied.events] == ["1", "1", "2"]
+    assert "Athenaeum-Command-Key" not in applied.events[1].headers  # only the first carries the command
 
 
 def test_a_command_with_an_id_for_everyone_writes_a_marker_and_applies_once(factory) -> None:
@@ -418,9 +419,10 @@ def test_a_record_too_large_for_a_header_goes_in_a_marker(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     big = record(size=INLINE_RECORD)
     [seq] = run(log.append([stored("page", 1)], command=CommandAppend("b" * 32, big)))
-    applied = run(log.applied("page", "b" * 32))
+    first = run(log.first_of_command("page", "b" * 32))
+    applied = run(log.applied(first))
     assert applied.record == big and [message.seq for message in applied.events] == [seq]
-    assert record_of(applied.events[0]) is None
+    assert record_of(first) is None
 
 
 def recorder_events(factory, originator_id: str) -> list[StoredEvent]:
