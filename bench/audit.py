@@ -25,6 +25,7 @@ from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.jetstream.factory import stream_config
 from athenaeum.services.runtime.nats_server import NatsServer
+
 from bench.baselines import raw_replay_rate
 from bench.store import rate, report, stream_env
 

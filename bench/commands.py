@@ -5,20 +5,24 @@
 
 Figures, each against raw JetStream publish-with-ack measured in the same run on the same
 server: accepted votes per second through NATS, sequentially and from 32 concurrent clients
-on distinct topics; a command of two events (a task's completion after a clean review: one
+on distinct topics (ratifications of nine agents, opened beforehand); a command of two events (a task's completion after a clean review: one
 atomic batch); and the p50/p99 time from a vote's reply until ``check`` reflects it. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
-makes one publish-with-ack and answers.
+makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
+a process of their own, as a deployment and its agents do.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import statistics
+import sys
 import tempfile
 import time
-from pathlib import Path
+from collections.abc import AsyncIterator
 
 import msgspec
 import nats
@@ -34,8 +38,6 @@ from athenaeum.events.task_commands import (
     TransitionTask,
 )
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.runtime.serve import SERVICES, ServeOptions, serving_here
-from nats import micro
 
 from bench.baselines import raw_publish_rate
 
@@ -51,40 +53,65 @@ async def raw_rate(url: str, count: int) -> float:
 
 
 async def floor_rate(url: str, count: int) -> float:
-    """Requests per second to a service whose every answer is one publish-with-ack."""
+    """Requests per second to a service (a process of its own, as serve is) whose every answer
+    is one publish-with-ack."""
     nc = await nats.connect(url)
     await nc.jetstream().add_stream(name="BENCHFLOOR", subjects=["benchfloor.>"])
-
-    async def publish(request: micro.Request) -> None:
-        ack = await nc.request(f"benchfloor.{msgspec.json.decode(request.data)['n']}", request.data, timeout=5)
-        await request.respond(ack.data)
-
-    service = await micro.add_service(nc, name="floor", version="0.0.1", queue_group="floor")
-    await service.add_endpoint(name="one", subject="bench.floor", handler=publish)
-    client = await nats.connect(url)
-    started = time.perf_counter()
-    for n in range(count):
-        await client.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
-    elapsed = time.perf_counter() - started
-    await client.close()
-    await service.stop()
+    async with running(sys.executable, "-m", "bench.floor", url) as ready:
+        assert ready.startswith("floor ready"), ready
+        started = time.perf_counter()
+        for n in range(count):
+            await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
+        elapsed = time.perf_counter() - started
     await nc.close()
     return count / elapsed
 
 
-async def votes(client: AthenaeumClient, topic: str, voters: int, latencies: list[float] | None = None) -> int:
-    roster = [f"agent-{n}" for n in range(voters)]
-    await client.send(InitRatification(topic=topic, roster=roster, artifact=ARTIFACT))
-    accepted = 0
-    for agent in roster:
+@contextlib.asynccontextmanager
+async def running(*command: str) -> AsyncIterator[str]:
+    """A process, from its ready line (its first) until it is stopped on leaving."""
+    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        yield (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+
+
+ROSTER = [f"agent-{n}" for n in range(9)]  # a fleet's ratification: nine agents, as quorum's presets count
+
+
+async def ballots(client: AthenaeumClient, name: str, count: int) -> list[tuple[str, str]]:
+    """Open enough ratifications of nine for ``count`` votes; the (topic, agent) of each vote."""
+    topics = [f"{name}-{n}" for n in range(-(-count // len(ROSTER)))]
+    for topic in topics:
+        client.actor = ROSTER[0]
+        await client.send(InitRatification(topic=topic, roster=ROSTER, artifact=ARTIFACT))
+    return [(topic, agent) for topic in topics for agent in ROSTER][:count]
+
+
+async def votes(client: AthenaeumClient, cast: list[tuple[str, str]], latencies: list[float] | None = None
+                ) -> tuple[int, int]:
+    """The votes, one after another: how many were accepted, and the last one's position. With
+    ``latencies``, the time from each vote's reply until ``check`` reflects it."""
+    accepted = position = 0
+    for topic, agent in cast:
         client.actor = agent
         reply = await client.send(CastVote(topic=topic, sha256=SHA, decision=Decision.SIGN))
         accepted += reply.ok
+        position = max(position, reply.position or 0)
         if latencies is not None and reply.position is not None:
             replied = time.perf_counter()
             await client.query("check", agent=agent, after=reply.position)
             latencies.append(time.perf_counter() - replied)
-    return accepted
+    return accepted, position
+
+
+async def caught_up(client: AthenaeumClient, position: int) -> None:
+    """Wait for the views to reach ``position`` (0: the ledger as it is), so that one figure's
+    projection does not run into the next one's time."""
+    await client.query("check", agent=ROSTER[0], **({"after": position} if position else {}))
 
 
 async def completions(client: AthenaeumClient, count: int) -> float:
@@ -110,23 +137,36 @@ async def completions(client: AthenaeumClient, count: int) -> float:
 
 
 async def run(count: int, clients: int) -> None:
-    # No HTTP: a benchmark must not take the port a real serve may be using.
+    """``athenaeum serve`` in a process of its own, as users run it (no HTTP: a benchmark must not
+    take the port a real serve may be using); the clients, like agents, in another."""
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
-        async with serving_here(ServeOptions(Path(home), services=SERVICES - {"http"})) as url:
+        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http")
+        async with running(*serve) as ready:
+            url = ready.split("nats=")[1].split()[0]
             raw = await raw_rate(url, count)
             floor = await floor_rate(url, count)
             client = await AthenaeumClient.connect(url, "agent-0")
+            cast = await ballots(client, "sequential", count)
+            await caught_up(client, 0)
             started = time.perf_counter()
-            sequential = await votes(client, "bench-sequential", count) / (time.perf_counter() - started)
+            accepted, position = await votes(client, cast)
+            sequential = accepted / (time.perf_counter() - started)
+            await caught_up(client, position)
             fleet = [await AthenaeumClient.connect(url, "agent-0") for _ in range(clients)]
-            started = time.perf_counter()
             per_client = max(count // clients, 2)
-            accepted = await asyncio.gather(*(votes(c, f"bench-{n}", per_client) for n, c in enumerate(fleet)))
-            concurrent = sum(accepted) / (time.perf_counter() - started)
+            casts = await asyncio.gather(*(ballots(c, f"fleet-{n}", per_client) for n, c in enumerate(fleet)))
+            await caught_up(client, 0)
+            started = time.perf_counter()
+            outcomes = await asyncio.gather(*(votes(c, cast) for c, cast in zip(fleet, casts)))
+            concurrent = sum(accepted for accepted, _ in outcomes) / (time.perf_counter() - started)
+            await caught_up(client, max(position for _, position in outcomes))
             client.actor = "ops"
             two_events = await completions(client, max(count // 10, 20))
+            await caught_up(client, 0)
             latencies: list[float] = []
-            await votes(client, "bench-latency", min(count, 500), latencies)
+            cast = await ballots(client, "latency", min(count, 500))
+            await caught_up(client, 0)
+            await votes(client, cast, latencies)
             for c in [client, *fleet]:
                 await c.close()
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"

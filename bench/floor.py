@@ -1,0 +1,35 @@
+"""The floor of a command over NATS, as a service of its own: ``python -m bench.floor URL``
+answers each request on ``bench.floor`` with one publish-with-ack onto ``benchfloor.<n>``,
+until SIGTERM. ``bench.commands`` measures requests against it."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+
+import msgspec
+import nats
+from nats import micro
+
+
+async def serve(url: str) -> None:
+    nc = await nats.connect(url)
+
+    async def publish(request: micro.Request) -> None:
+        ack = await nc.request(f"benchfloor.{msgspec.json.decode(request.data)['n']}", request.data, timeout=5)
+        await request.respond(ack.data)
+
+    service = await micro.add_service(nc, name="floor", version="0.0.1", queue_group="floor")
+    await service.add_endpoint(name="one", subject="bench.floor", handler=publish)
+    await nc.flush()
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    print("floor ready", flush=True)
+    await stop.wait()
+    await service.stop()
+    await nc.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(sys.argv[1]))
