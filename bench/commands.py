@@ -52,19 +52,27 @@ async def raw_rate(url: str, count: int) -> float:
     return await raw_publish_rate(url, "benchraw", count)
 
 
-async def floor_rate(url: str, count: int) -> float:
+async def floor_rates(url: str, count: int, clients: int) -> tuple[float, float]:
     """Requests per second to a service (a process of its own, as serve is) whose every answer
-    is one publish-with-ack."""
+    is one publish-with-ack: one request after another, and from ``clients`` side by side."""
     nc = await nats.connect(url)
     await nc.jetstream().add_stream(name="BENCHFLOOR", subjects=["benchfloor.>"])
+
+    async def requests(numbers: range) -> None:
+        for n in numbers:
+            await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
+
     async with running(sys.executable, "-m", "bench.floor", url) as ready:
         assert ready.startswith("floor ready"), ready
         started = time.perf_counter()
-        for n in range(count):
-            await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
-        elapsed = time.perf_counter() - started
+        await requests(range(count))
+        sequential = count / (time.perf_counter() - started)
+        share = count // clients
+        started = time.perf_counter()
+        await asyncio.gather(*(requests(range(count + k * share, count + (k + 1) * share)) for k in range(clients)))
+        concurrent = share * clients / (time.perf_counter() - started)
     await nc.close()
-    return count / elapsed
+    return sequential, concurrent
 
 
 @contextlib.asynccontextmanager
@@ -144,7 +152,7 @@ async def run(count: int, clients: int) -> None:
         async with running(*serve) as ready:
             url = ready.split("nats=")[1].split()[0]
             raw = await raw_rate(url, count)
-            floor = await floor_rate(url, count)
+            floor, floor_concurrent = await floor_rates(url, count, clients)
             client = await AthenaeumClient.connect(url, "agent-0")
             cast = await ballots(client, "sequential", count)
             await caught_up(client, 0)
@@ -171,6 +179,7 @@ async def run(count: int, clients: int) -> None:
                 await c.close()
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"
     print(line.format("floor: a request making one publish", floor, raw, floor / raw))
+    print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
     print(line.format("accepted votes/s, sequential", sequential, raw, sequential / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
