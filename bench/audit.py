@@ -31,7 +31,7 @@ from bench.store import rate, report, stream_env
 
 ELECTORATE = [f"agent-{n}" for n in range(1, 10)]
 T0 = datetime(2026, 11, 30, tzinfo=timezone.utc)
-AT_ONCE = 32  # proposals filled side by side
+AT_ONCE = 4  # proposals filled side by side: each elector has up to four open at once
 
 
 async def fill(url: str, stream: str, events: int) -> int:

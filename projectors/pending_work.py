@@ -24,6 +24,7 @@ class Pending:
         self.lookup = lookup
         self.kind = kind
         self._items: dict[str, list[Item]] = {}
+        self._changed: set[str] = set()  # the agents whose items the event changed
 
     def _of(self, agent: str) -> list[Item]:
         if agent not in self._items:
@@ -33,19 +34,21 @@ class Pending:
     def add(self, agent: str, aggregate_id: str, action: str, deadline: str | None = None) -> None:
         self.remove(agent, aggregate_id, action)
         self._of(agent).append({"kind": self.kind, "id": aggregate_id, "action": action, "deadline": deadline})
+        self._changed.add(agent)
 
     def remove(self, agent: str, aggregate_id: str, action: str | None = None) -> None:
         """Remove the agent's ``action`` on the aggregate, or every action on it."""
-        self._of(agent)[:] = [
-            item
-            for item in self._of(agent)
-            if not (item["kind"] == self.kind and item["id"] == aggregate_id and action in (None, item["action"]))
-        ]
+        items = self._of(agent)
+        kept = [item for item in items
+                if not (item["kind"] == self.kind and item["id"] == aggregate_id and action in (None, item["action"]))]
+        if len(kept) != len(items):
+            items[:] = kept
+            self._changed.add(agent)
 
     def changes(self) -> list[Change]:
         return [
-            Change(VIEW, agent, {"agent": agent, "items": sorted(items, key=_order)})
-            for agent, items in self._items.items()
+            Change(VIEW, agent, {"agent": agent, "items": sorted(self._items[agent], key=_order)})
+            for agent in self._items if agent in self._changed
         ]
 
 

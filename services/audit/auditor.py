@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -138,13 +139,16 @@ class Audit:
         return self.report
 
     def _entries(self) -> Iterator[Entry]:
-        start = 1
-        while True:
-            batch = self.app.recorder.select_messages(start, READ_BATCH)  # type: ignore[attr-defined]
-            yield from map(Entry.of, batch)
-            if len(batch) < READ_BATCH:
-                return
-            start = batch[-1].seq + 1
+        """Every entry, in order; the next batch is read while this one is audited."""
+        read = self.app.recorder.select_messages  # type: ignore[attr-defined]
+        with ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-read") as reader:
+            batch = read(1, READ_BATCH)
+            while True:
+                ahead = reader.submit(read, batch[-1].seq + 1, READ_BATCH) if len(batch) == READ_BATCH else None
+                yield from map(Entry.of, batch)
+                if ahead is None:
+                    return
+                batch = ahead.result()
 
     def _take(self, entry: Entry, event: Event | None, continuing: bool) -> None:
         """One entry, in its place: the next of the command being read, the first of another,

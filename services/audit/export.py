@@ -103,7 +103,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             if digest is not None and end is None and "end" in line:
                 end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
                 continue
-            entry = Entry(int(line["position"]), str(line["subject"]), _headers(line["headers"]), _bytes_of(line))
+            entry = Entry.made(int(line["position"]), str(line["subject"]), _headers(line["headers"]), _bytes_of(line))
         except (msgspec.DecodeError, KeyError, TypeError, ValueError, binascii.Error) as error:
             findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None, f"not an export line: {error}"))
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from typing import NamedTuple
 
 from athenaeum.services.jetstream.log import COMMAND, COMMAND_KEY, COMMAND_SHA, TOPIC
@@ -21,24 +22,16 @@ class Entry(NamedTuple):
     subject: str
     headers: dict[str, str]  # Athenaeum's own
     payload: bytes
+    kind: str  # event, marker, tracking, or other (a subject no layout names)
 
     @classmethod
     def of(cls, message: Stored) -> Entry:
-        return cls(message.seq, message.subject, {k: v for k, v in message.headers.items() if k.startswith(OURS)},
-                   message.payload)
+        return cls.made(message.seq, message.subject, message.headers, message.payload)
 
-    @property
-    def kind(self) -> str:
-        """``event``, ``marker``, ``tracking``, or ``other`` (a subject no layout names)."""
-        stream, _, rest = self.subject.partition(".")
-        tokens = rest.split(".")
-        if tokens[0] == "ev" and len(tokens) == 3:
-            return "event"
-        if tokens[0] == "cmd" and len(tokens) == 2:
-            return "marker"
-        if tokens[0] == "trk" and len(tokens) == 3:
-            return "tracking"
-        return "other"
+    @classmethod
+    def made(cls, position: int, subject: str, headers: dict[str, str], payload: bytes) -> Entry:
+        return cls(position, subject, {k: v for k, v in headers.items() if k.startswith(OURS)}, payload,
+                   _kind(subject))
 
     @property
     def command(self) -> str | None:
@@ -70,7 +63,7 @@ class Entry(NamedTuple):
     def originator(self) -> tuple[str, int] | None:
         """The aggregate id and version of an event of ours; None when the headers do not say."""
         try:
-            subjects = StreamSubjects(self.subject.partition(".")[0])
+            subjects = _subjects(self.subject.partition(".")[0])
             return str(subjects.originator_id(self.subject, self.headers)), int(self.headers[VERSION])
         except (KeyError, ValueError):
             return None
@@ -78,3 +71,19 @@ class Entry(NamedTuple):
     @property
     def well_formed_tracking(self) -> bool:
         return not self.payload and self.headers.get(TRACKING, "").isdigit()
+
+
+def _kind(subject: str) -> str:
+    tokens = subject.split(".")[1:]
+    if tokens[0] == "ev" and len(tokens) == 3:
+        return "event"
+    if tokens[0] == "cmd" and len(tokens) == 2:
+        return "marker"
+    if tokens[0] == "trk" and len(tokens) == 3:
+        return "tracking"
+    return "other"
+
+
+@functools.cache
+def _subjects(stream: str) -> StreamSubjects:
+    return StreamSubjects(stream)
