@@ -15,63 +15,32 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import msgspec
 from eventsourcing.persistence import StoredEvent
 
-from athenaeum.aggregates import page_state, quorum_state, ratification_state
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
 from athenaeum.aggregates.context import Member
 from athenaeum.aggregates.families import fold_of
 from athenaeum.events import Event, UnknownEventTag, family_of_id, natural_key
 from athenaeum.events.commands import CommandRecord
-from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID
+from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
-from athenaeum.events.page import SOFT_CANONICAL_AGING
 from athenaeum.projectors import fleet_activity
 from athenaeum.projectors.registry import PROJECTORS
 from athenaeum.projectors.views import project_all
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
+from athenaeum.services.audit.findings import Finding, Report
+from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
 from athenaeum.services.commands.handler import utc_now
 from athenaeum.services.jetstream.entries import Entry
-from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 
 READ_BATCH = 1000
-# A timer meets its deadline a moment after it: only a deadline unmet for longer is a smell.
-TIMER_GRACE = timedelta(minutes=1)
-
-
-class Finding(msgspec.Struct):
-    severity: str  # HARD, WARN, INFO
-    code: str
-    family: str
-    id: str
-    position: int | None
-    message: str
-
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    events: int = 0
-    entries: int = 0  # every message of the stream read, events or not
-    aggregates: int = 0
-
-    @property
-    def summary(self) -> dict[str, int]:
-        counts = {severity: sum(f.severity == severity for f in self.findings) for severity in ("HARD", "WARN", "INFO")}
-        return counts | {"events": self.events, "entries": self.entries, "aggregates": self.aggregates}
-
-
-def family_of(event: Event) -> str:
-    """The family an event belongs to: the module that declares it."""
-    return type(event).__module__.rsplit(".", 1)[-1]
 
 
 class Audit:
@@ -272,48 +241,13 @@ class Audit:
         return members
 
     def _check_overdue(self, now: datetime) -> None:
-        """Deadlines that passed with nothing recorded: a timer that never fired."""
-        for aggregate_id, state in self.states.items():
-            family = family_of_id(aggregate_id)
-            due = _overdue_at(family, state)
-            if due is not None and due + TIMER_GRACE < now:
-                self.report.findings.append(Finding("WARN", "deadline_missed", family, natural_key(aggregate_id),
-                                                    None, f"due {due.isoformat()} and not met: a timer never fired"))
-        roster = self.states.get(FLEET_ID)
-        for member in self.members():
-            due = member.last_active + DORMANT_AFTER
-            if due + TIMER_GRACE < now and (roster is None or roster.dormant.get(member.name) != member.last_active):
-                self.report.findings.append(Finding("WARN", "deadline_missed", "fleet", member.name, None,
-                                                    f"idle since {member.last_active.isoformat()}, not marked dormant"))
+        self.report.findings += overdue(self.states, self.members(), now)
 
     def _compare_views(self) -> None:
-        if self.live is None:
-            return
-        live_position = self.live.position(PROJECTION) or 0
-        if live_position != self.last_event_position:
-            self.report.findings.append(Finding(
-                "INFO", "views_not_compared", "views", "*", live_position,
-                f"the live views are at position {live_position}, the ledger at {self.last_event_position}"))
-            return
-        live = {(view, key): document for view in self.live.views() for key, document in self.live.documents(view).items()}
-        for view, key in sorted(set(live) | set(self.views)):
-            if live.get((view, key)) != self.views.get((view, key)):
-                self.report.findings.append(Finding("HARD", "view_differs", "views", f"{view}/{key}", live_position,
-                                                    f"the live {view} document {key!r} is not what the ledger gives"))
+        if self.live is not None:
+            self.report.findings += views_compared(self.live, self.views, self.last_event_position)
 
     def _hard(self, code: str, entry: Entry, message: str) -> None:
         originator = entry.originator()
         family, key = (family_of_id(originator[0]), natural_key(originator[0])) if originator else ("ledger", entry.subject)
         self.report.findings.append(Finding("HARD", code, family, key, entry.position, message))
-
-
-def _overdue_at(family: str, state: Any) -> datetime | None:
-    """When an aggregate's own deadline was due, if it is still unmet."""
-    if family == "ratification" and isinstance(state, ratification_state.Ratification):
-        return state.expires_at if state.status is ratification_state.Status.OPEN else None
-    if family == "quorum" and isinstance(state, quorum_state.Proposal):
-        return state.deadline if state.status is quorum_state.Status.OPEN else None
-    if family == "page" and isinstance(state, page_state.Page) and state.aged_rev < state.rev:
-        return state.revised_at + SOFT_CANONICAL_AGING
-    return None
-

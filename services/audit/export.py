@@ -19,7 +19,7 @@ import msgspec
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.events.ledger import LedgerCheckpoint
-from athenaeum.services.audit.auditor import Finding
+from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.jetstream.entries import Entry

@@ -15,7 +15,8 @@ import msgspec
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.audit import export as ledger_export
-from athenaeum.services.audit.auditor import Audit, Report
+from athenaeum.services.audit.auditor import Audit
+from athenaeum.services.audit.findings import Report
 from athenaeum.services.cli.args import UsageError, slugs
 from athenaeum.services.views.read_models import ReadModelStore
 

@@ -24,9 +24,9 @@ from athenaeum.services.commands.store import (
     AlreadyApplied, Applied, CommandKey, Conflict, Unconfirmed, events_json, record_bytes,
 )
 from athenaeum.services.jetstream.client import JetStreamClient
-from athenaeum.services.jetstream.log import (
-    COMMAND_KEY, TOPIC, AppliedCommand, CommandAlreadyApplied, CommandAppend, StreamLog,
-)
+from athenaeum.services.jetstream import applied as stored
+from athenaeum.services.jetstream.command_records import COMMAND_KEY, AppliedCommand, CommandAlreadyApplied, CommandAppend
+from athenaeum.services.jetstream.log import TOPIC, StreamLog
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.positions import LRU, Head
 from athenaeum.services.jetstream.subjects import command_token
@@ -88,16 +88,16 @@ class JetStreamCommandStore:
         token = command_token(key.text)
         try:
             if not key.scoped:
-                found = await self.log.applied_marker(token)
+                found = await stored.applied_marker(self.log, token)
                 return None if found is None else _answer(found)
             known = self._known.get(key.aggregate_id)
             if known is None:
-                first = await self.log.first_of_command(key.aggregate_id, token)
+                first = await stored.first_of_command(self.log, key.aggregate_id, token)
             elif (seq := known.commands.get(token)) is None:
                 return None  # every command decided on the aggregate up to the state loaded is known
             else:
-                first = await self.log.message_at(key.aggregate_id, seq)
-            found = None if first is None else await self.log.applied(first)
+                first = await stored.message_at(self.log, key.aggregate_id, seq)
+            found = None if first is None else await stored.applied(self.log, first)
         except OperationalError as error:
             raise Unconfirmed(str(error)) from error
         return None if found is None else _answer(found)

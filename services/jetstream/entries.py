@@ -9,7 +9,8 @@ import binascii
 import functools
 from typing import NamedTuple
 
-from athenaeum.services.jetstream.log import COMMAND, COMMAND_KEY, COMMAND_SHA, TOPIC
+from athenaeum.services.jetstream.command_records import COMMAND, COMMAND_KEY, COMMAND_SHA
+from athenaeum.services.jetstream.log import TOPIC
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION
 from athenaeum.services.jetstream.subjects import StreamSubjects

@@ -1,11 +1,8 @@
 """An eventsourcing sequence store over one stream: appends with per-aggregate concurrency
 control, and reads of aggregates and tracking positions (notifications: ``notifications``).
 
-An append may carry out a command (see ``CommandAppend``): its first event then carries the
-command's key and record, so that the command is stored with what it did, and a retry of it is
-recognised on its aggregate by whoever has read the aggregate. A command whose record is too
-large for a header, or whose id is one for everyone rather than its sender's, also writes a
-marker after its events, in the same atomic batch.
+An append may carry out a command (see ``command_records``): its first event then carries the
+command's key and record, and a marker follows its events where the command needs one.
 
 Its coroutines run on one loop (the connection's loop thread, or the command service's),
 which also owns its ``Positions``.
@@ -14,13 +11,9 @@ which also owns its ``Positions``.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 from collections.abc import Sequence
-from typing import NamedTuple
 from uuid import UUID
 
-import msgspec
 from eventsourcing.persistence import (
     IntegrityError,
     OperationalError,
@@ -30,6 +23,7 @@ from eventsourcing.persistence import (
 )
 
 from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, WrongLastSequence
+from athenaeum.services.jetstream.command_records import CommandAlreadyApplied, CommandAppend, carrying
 from athenaeum.services.jetstream.messages import Outgoing, Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
 from athenaeum.services.jetstream.subjects import StreamSubjects
@@ -38,53 +32,10 @@ TOPIC = "Athenaeum-Topic"
 # On a snapshot: the event-stream sequence of the event at the snapshot's version.
 EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
-# On a command's first event: its key's token; its record (base64, so that the bytes stored are
-# the bytes kept), or, when the record is in the command's marker, the record's SHA-256.
-COMMAND_KEY = "Athenaeum-Command-Key"
-COMMAND = "Athenaeum-Command"
-COMMAND_SHA = "Athenaeum-Command-Sha"
-# A record up to this size rides in its first event's headers (the server takes at most 64 KiB
-# of headers per message); a larger one, an artifact's say, goes in a marker of its own.
-INLINE_RECORD = 24 * 1024
-
 READ_BATCH = 1000
 # eventsourcing starts aggregates at version 1; its suites also start some at 0.
 FIRST_VERSION = 1
 APPEND_ATTEMPTS = 5
-
-
-class CommandAppend(NamedTuple):
-    """The command an append carries out: its token, its record, and whether its id is one
-    for everyone (then a marker, expected new, keeps it once across every aggregate)."""
-
-    token: str
-    record: bytes
-    global_id: bool = False
-
-    @property
-    def marked(self) -> bool:
-        return self.global_id or len(self.record) > INLINE_RECORD
-
-
-class CommandAlreadyApplied(IntegrityError):
-    """The command's marker is in the stream already: nothing was appended this time."""
-
-    def __init__(self, token: str, marker: Stored) -> None:
-        super().__init__(f"command {token} was applied at sequence {marker.seq}")
-        self.marker = marker
-
-
-class AppliedCommand(NamedTuple):
-    """A command found in the stream: its record and the events it appended, in order."""
-
-    record: bytes
-    events: list[Stored]
-
-
-def record_of(message: Stored) -> bytes | None:
-    """The command record a command's first event carries in its headers, if it does."""
-    carried = message.headers.get(COMMAND)
-    return None if carried is None else base64.b64decode(carried)
 
 
 class StreamLog:
@@ -127,7 +78,7 @@ class StreamLog:
             messages = self._messages(events, subjects, heads)
             appending = len(messages)
             if messages and command is not None:
-                messages[0].headers |= _carrying(command)
+                messages[0].headers |= carrying(command)
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
             if marked and command is not None:
@@ -187,34 +138,6 @@ class StreamLog:
         headers = {TRACKING: str(tracking.notification_id), EXPECT_LAST: str(head.seq if head else 0)}
         return Outgoing(subject, b"", headers)
 
-    async def applied(self, first: Stored) -> AppliedCommand | None:
-        """The command whose first event is ``first``: its events are contiguous (one atomic
-        append), and its record is in ``first``'s headers or in the marker right after them."""
-        record = record_of(first)
-        if record is None:  # the record is in the command's marker, after its events
-            marker = await self.last(self.subjects.marker(first.headers.get(COMMAND_KEY, "")))
-            return None if marker is None else await self._applied_through(marker)
-        return AppliedCommand(record, await self._events_from(first.seq, _event_count(record)))
-
-    async def first_of_command(self, originator_id: UUID | str, token: str, seq: int = 1) -> Stored | None:
-        """The first event the command whose key's token is ``token`` appended to ``originator_id``
-        (looked for from ``seq`` on), if it did."""
-        return next((message for message in await self.history(originator_id, seq - 1)
-                     if message.headers.get(COMMAND_KEY) == token), None)
-
-    async def applied_marker(self, token: str) -> AppliedCommand | None:
-        """The command whose marker has ``token``, if it was applied (an id for everyone)."""
-        marker = await self.last(self.subjects.marker(token))
-        return None if marker is None else await self._applied_through(marker)
-
-    async def _applied_through(self, marker: Stored) -> AppliedCommand:
-        count = _event_count(marker.payload)
-        return AppliedCommand(marker.payload, await self._events_from(marker.seq - count, count))
-
-    async def _events_from(self, seq: int, count: int) -> list[Stored]:
-        messages, _ = await self.client.read(self.stream, self.subjects.events, seq, count, seq + count - 1)
-        return messages[:count]
-
     async def history(self, originator_id: UUID | str, after: int = 0) -> list[Stored]:
         """Every message of this store on the aggregate after stream sequence ``after``, in order;
         the aggregate's head is remembered for the next append."""
@@ -260,11 +183,6 @@ class StreamLog:
         if self.replicated:
             return await self.client.leader_get(self.stream, {"last_by_subj": subject})
         return await self.client.last(self.stream, subject)
-
-    async def message_at(self, originator_id: UUID | str, seq: int) -> Stored | None:
-        """The aggregate's message at stream sequence ``seq``, if it has one there."""
-        messages, _ = await self.client.read(self.stream, self.subjects.aggregate(originator_id), seq, 1, seq)
-        return messages[0] if messages and messages[0].seq == seq else None
 
     async def _fetch_head(self, subject: str) -> Head | None:
         last = await self.last(subject)
@@ -381,23 +299,6 @@ def _ours(message: Stored) -> Head | None:
 
 def _not_after(event: StoredEvent, previous: int, what: str) -> IntegrityError:
     return IntegrityError(f"version {event.originator_version} of {event.originator_id!r} is not after {what} {previous}")
-
-
-def _carrying(command: CommandAppend) -> dict[str, str]:
-    """The headers of a command's first event: its key's token, and its record or the SHA-256
-    of its marker's."""
-    if command.marked:
-        return {COMMAND_KEY: command.token, COMMAND_SHA: hashlib.sha256(command.record).hexdigest()}
-    return {COMMAND_KEY: command.token, COMMAND: base64.b64encode(command.record).decode()}
-
-
-def _event_count(record: bytes) -> int:
-    """How many events a stored command record says its command appended."""
-    return int(msgspec.json.decode(record, type=_Counted).events)
-
-
-class _Counted(msgspec.Struct):
-    events: int
 
 
 def _check_ascending(events: Sequence[StoredEvent], subjects: list[str]) -> None:

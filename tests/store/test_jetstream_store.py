@@ -19,7 +19,8 @@ from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.client import JetStreamClient
-from athenaeum.services.jetstream.log import INLINE_RECORD, CommandAlreadyApplied, CommandAppend, record_of
+from athenaeum.services.jetstream import applied as stored_commands
+from athenaeum.services.jetstream.command_records import INLINE_RECORD, CommandAlreadyApplied, CommandAppend, record_of
 from athenaeum.services.runtime.nats_server import NatsCluster
 from tests.conftest import new_stream_name
 
@@ -387,18 +388,18 @@ def record(events: int = 1, size: int = 0) -> bytes:
 def test_a_command_of_one_event_is_one_message_carrying_its_key_and_record(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     [seq] = run(log.append([stored("voted", 1)], command=CommandAppend("t" * 32, record())))
-    first = run(log.first_of_command("voted", "t" * 32))
+    first = run(stored_commands.first_of_command(log, "voted", "t" * 32))
     assert first.seq == seq and first.subject == log.subjects.aggregate("voted") and record_of(first) == record()
-    applied = run(log.applied(first))
+    applied = run(stored_commands.applied(log, first))
     assert [message.seq for message in applied.events] == [seq] and applied.record == record()
-    assert run(log.first_of_command("voted", "u" * 32)) is None and run(log.first_of_command("other", "t" * 32)) is None
+    assert run(stored_commands.first_of_command(log, "voted", "u" * 32)) is None and run(stored_commands.first_of_command(log, "other", "t" * 32)) is None
 
 
 def test_a_command_of_several_events_is_found_whole_from_its_own_aggregate(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     events = [stored("counter", 1), stored("task:1", 1), stored("task:1", 2)]
     seqs = run(log.append(events, command=CommandAppend("c" * 32, record(3))))
-    applied = run(log.applied(run(log.first_of_command("counter", "c" * 32))))
+    applied = run(stored_commands.applied(log, run(stored_commands.first_of_command(log, "counter", "c" * 32))))
     assert [message.seq for message in applied.events] == seqs
     assert [message.headers["Athenaeum-Version"] for message in applied.events] == ["1", "1", "2"]
     assert "Athenaeum-Command-Key" not in applied.events[1].headers  # only the first carries the command
@@ -412,15 +413,15 @@ def test_a_command_with_an_id_for_everyone_writes_a_marker_and_applies_once(fact
         run(log.append([stored("other", 1)], command=command))
     assert caught.value.marker.seq == seq + 1 and caught.value.marker.payload == record()
     assert recorder_events(factory, "other") == []
-    assert [message.seq for message in run(log.applied_marker("g" * 32)).events] == [seq]
+    assert [message.seq for message in run(stored_commands.applied_marker(log, "g" * 32)).events] == [seq]
 
 
 def test_a_record_too_large_for_a_header_goes_in_a_marker(factory) -> None:
     log, run = factory.events_log, factory.connection.run
     big = record(size=INLINE_RECORD)
     [seq] = run(log.append([stored("page", 1)], command=CommandAppend("b" * 32, big)))
-    first = run(log.first_of_command("page", "b" * 32))
-    applied = run(log.applied(first))
+    first = run(stored_commands.first_of_command(log, "page", "b" * 32))
+    applied = run(stored_commands.applied(log, first))
     assert applied.record == big and [message.seq for message in applied.events] == [seq]
     assert record_of(first) is None
 
