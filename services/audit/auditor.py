@@ -69,6 +69,9 @@ class Audit:
         self.digest = Digest()
         self.digests: dict[int, tuple[str, int]] = {}  # count -> (digest, position), until a checkpoint checks it
         self.pending: Appended | None = None
+        self.commands: set[str] = set()  # the keys of the commands read so far
+        self.last_times: dict[str, datetime] = {}  # each aggregate's last event's time
+        self.humans_unchecked = 0  # decisions recorded as a human's that no given humans could check
         self.last_position = 0  # of the last entry read
         self.last_event_position = 0  # of the last event: where the views reach
         self.last_time: datetime | None = None
@@ -100,6 +103,10 @@ class Audit:
         # As of a position, "now" is when its last event was recorded, not the auditor's clock.
         now = until_time or (self.last_time if until_position is not None else None) or self.clock()
         self._check_overdue(now)
+        if self.humans_unchecked:
+            self.report.findings.append(Finding(
+                "INFO", "humans_unchecked", "fleet", "*", None, f"{self.humans_unchecked} decisions were recorded as a "
+                "human's by a principal the fleet roster does not name human: give --humans to check them"))
         if until_position is None and until_time is None:
             self._compare_views()
         self.report.aggregates = len(self.states)
@@ -127,6 +134,10 @@ class Audit:
         elif entry.kind == "event":
             self._settle()
             if entry.carries_command:
+                if entry.command in self.commands:
+                    self._hard("command_repeated", entry, "a command whose key an earlier command already has: "
+                                                          "applied twice")
+                self.commands.add(entry.command or "")
                 self.pending = Appended.starting(entry, event)
             elif event is not None:  # (one that does not even decode is reported as such)
                 self._hard("no_command", entry, "an event that no command appended (it carries none, nor follows one)")
@@ -158,6 +169,15 @@ class Audit:
         except MapperDeserialisationError as error:
             self._hard("undecodable", entry, str(error))
             return None
+        if (event.originator_id, event.originator_version) != originator:
+            # The store reads an aggregate by its subject and version header: an event whose own
+            # say differs would count where the store puts it, not where it says.
+            self._hard("misplaced_event", entry, f"an event of {event.originator_id!r} version "
+                       f"{event.originator_version} stored as version {originator[1]} of {originator[0]!r}")
+            return None
+        if event.timestamp.tzinfo is None:
+            self._hard("undecodable", entry, "an event whose time has no time zone")
+            return None
         self._check_version(entry, event)
         return event
 
@@ -182,12 +202,28 @@ class Audit:
                 problem = Problem("incomplete_command", f"the command's record names {appended.record.events} events, "
                                                         f"{len(events)} follow it that decode")
             else:
-                problem = redecide(appended.record, appended.token, events,  # type: ignore[arg-type]
-                                   [entry.payload for entry, _ in appended.events], self.known)
+                problem = self._out_of_place(appended.record, appended.first) or redecide(
+                    appended.record, appended.token, events,  # type: ignore[arg-type]
+                    [entry.payload for entry, _ in appended.events], self.known)
+            if appended.record.actor_is_human and self._is_human(appended.record.actor) is None:
+                self.humans_unchecked += 1
         if problem is not None:
-            self._hard(problem.code, appended.first, problem.message)
+            self._finding(problem.severity, problem.code, appended.first, problem.message)
         for entry, event in appended.events:
             self._apply_entry(entry, event)
+
+    def _out_of_place(self, record: CommandRecord, first: Entry) -> Problem | None:
+        """What the record says of its context that the ledger itself contradicts: a time before
+        its aggregate's last event, or the fleet read at a position the command had not reached."""
+        originator = first.originator()
+        before = self.last_times.get(originator[0]) if originator else None
+        if before is not None and record.at < before:
+            return Problem("time_travel", f"{record.route} is stamped {record.at.isoformat()}, before its "
+                                          f"aggregate's last event ({before.isoformat()})")
+        if record.as_of_position is not None and not 0 <= record.as_of_position < first.position:
+            return Problem("context_differs", f"{record.route} says it read the fleet at position "
+                                              f"{record.as_of_position}, which it had not reached")
+        return None
 
     def _apply_entry(self, entry: Entry, event: Event | None) -> None:
         if event is None:
@@ -207,11 +243,17 @@ class Audit:
     def _apply(self, position: int, event: Event) -> None:
         self.report.events += 1
         self.states[event.originator_id] = fold_of(event.originator_id)(self.states.get(event.originator_id), [event])
-        self.last_time = event.timestamp
+        self.last_time = self.last_times[event.originator_id] = event.timestamp
         self.last_event_position = position
         if self.history is not None:
             self.history.setdefault(event.originator_id, []).append(event)
-        for change in project_all(PROJECTORS, event, lambda view, key: self.views.get((view, key))):
+        try:
+            changes = project_all(PROJECTORS, event, lambda view, key: self.views.get((view, key)))
+        except Exception as error:  # noqa: BLE001  as the projector service, which skips it too
+            self.report.findings.append(Finding("HARD", "projector_failed", family_of_id(event.originator_id),
+                                                event.key, position, f"a view cannot take this {event.tag}: {error!r}"))
+            changes = []
+        for change in changes:
             if change.document is None:
                 self.views.pop((change.view, change.key), None)
             else:
@@ -248,6 +290,9 @@ class Audit:
             self.report.findings += views_compared(self.live, self.views, self.last_event_position)
 
     def _hard(self, code: str, entry: Entry, message: str) -> None:
+        self._finding("HARD", code, entry, message)
+
+    def _finding(self, severity: str, code: str, entry: Entry, message: str) -> None:
         originator = entry.originator()
         family, key = (family_of_id(originator[0]), natural_key(originator[0])) if originator else ("ledger", entry.subject)
-        self.report.findings.append(Finding("HARD", code, family, key, entry.position, message))
+        self.report.findings.append(Finding(severity, code, family, key, entry.position, message))

@@ -59,7 +59,7 @@ class CheckpointWriter:
         for it. Only then are the entries read, a batch at a time; a checkpoint is no deadline."""
         while not self._stop.wait(POLL_EVERY):  # a period, not a wait on a condition
             try:
-                head = self.app.recorder.max_notification_id() or 0
+                head = self._head()
                 if head >= self.digest.position + self.every - self.digest.count % self.every:
                     self._digest_through(head, self._write_soon)
             except Exception:  # noqa: BLE001  the ledger is away for now: the next look tries again
@@ -79,6 +79,9 @@ class CheckpointWriter:
             if len(batch) < READ_BATCH:
                 return
 
+    def _head(self) -> int:
+        return self.app.recorder.max_notification_id() or 0
+
     def _write_soon(self) -> None:
         asyncio.run_coroutine_threadsafe(self._write(), self._loop).result(timeout=60)
 
@@ -86,6 +89,13 @@ class CheckpointWriter:
         command = RecordCheckpoint(count=self.digest.count, position=self.digest.position, sha256=self.digest.sha256,
                                    command_id=f"checkpoint:{self.digest.count}")
         reply = await self.handler.send(command, WRITER)
+        if reply.error is not None and reply.error.code == "invalid":
+            latest = await self.handler.load(CHECKPOINTS_ID)
+            if latest is not None and latest.position > await asyncio.to_thread(self._head):
+                # Past the ledger's end: no replica wrote that. The audit reports it; checkpoints stop.
+                log.error("the latest checkpoint claims %d messages, past the ledger's end: it is forged, and "
+                          "checkpoints cannot go on after it", latest.count)
+                return
         if reply.ok or (reply.error is not None and reply.error.code == "invalid"):  # a replica checkpointed past it
             self.written = max(self.written, command.count)
         elif reply.error is not None and reply.error.code == "idempotency_key_reused":

@@ -1,8 +1,8 @@
 """The running SHA-256 over the ledger's entries, in stream order.
 
 Each entry's position, subject, meaningful headers (Athenaeum's own: an event's version and tag,
-the record of the command that appended it) and exact stored bytes are chained onto the digest
-before it, so changing, removing or inserting any earlier entry, a command's record included,
+the record of the command that appended it) and exact stored bytes, each with its length, are
+chained onto the digest before it, so changing, removing or inserting any earlier entry, a command's record included,
 changes every later digest. Checkpoints record it; audit and verify-export recompute it.
 """
 
@@ -23,12 +23,14 @@ class Digest:
     position: int = 0  # the last one's stream position
 
     def update(self, entry: Entry) -> str:
+        # Every part goes in with its length first: no choice of subject, header or payload
+        # bytes reads as another split of the same bytes.
         chained = hashlib.sha256(bytes.fromhex(self.sha256))
-        chained.update(f"{entry.position}\n{entry.subject}\n".encode())
-        for name in sorted(entry.headers):
-            chained.update(f"{name}: {entry.headers[name]}\n".encode())
-        chained.update(b"\n")
-        chained.update(entry.payload)
+        chained.update(b"%d" % entry.position)
+        for part in (entry.subject, *(text for name in sorted(entry.headers) for text in (name, entry.headers[name]))):
+            encoded = part.encode()
+            chained.update(b"|%d:" % len(encoded) + encoded)
+        chained.update(b"|%d:" % len(entry.payload) + entry.payload)
         self.sha256 = chained.hexdigest()
         self.count += 1
         self.position = entry.position

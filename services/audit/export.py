@@ -45,10 +45,10 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
             entry = Entry.of(message)
             event = _decoded(entry.payload) if entry.kind == "event" else None
             continuing = command is not None and command.continued_by(entry)
+            moment = _moment(event) if until_time is not None else None
             past_the_end = not continuing and (
                 (until is not None and entry.position > until)
-                or (until_time is not None and event is not None
-                    and msgspec.convert(event.get("timestamp"), datetime) > until_time))
+                or (until_time is not None and moment is not None and moment > until_time))
             if past_the_end:
                 break
             if continuing and command is not None:
@@ -192,6 +192,15 @@ def _headers(headers: Any) -> dict[str, str]:
     if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
         raise ValueError("headers are a JSON object of strings")
     return {str(name): value for name, value in headers.items()}
+
+
+def _moment(event: dict[str, Any] | None) -> datetime | None:
+    """An event's time, when it says one with a zone (the audit reports one that does not)."""
+    try:
+        moment = msgspec.convert((event or {}).get("timestamp"), datetime)
+    except msgspec.ValidationError:
+        return None
+    return moment if moment.tzinfo is not None else None
 
 
 def _decoded(payload: bytes) -> dict[str, Any] | None:

@@ -6,6 +6,7 @@ what it appends must be exactly what the ledger holds, byte for byte."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 import msgspec
@@ -14,7 +15,7 @@ from athenaeum.aggregates.context import Context, Member
 from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.events import Event
 from athenaeum.events.commands import CommandRecord
-from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.commands.handler import fingerprint, scoped
 from athenaeum.services.commands.routes import BY_NAME
 from athenaeum.services.commands.store import CommandKey
 from athenaeum.services.jetstream.subjects import command_token
@@ -36,6 +37,7 @@ class Knowledge(NamedTuple):
 class Problem(NamedTuple):
     code: str
     message: str
+    severity: str = "HARD"
 
 
 def record_of(raw: bytes) -> CommandRecord | Problem:
@@ -57,6 +59,9 @@ def redecide(record: CommandRecord, token: str, events: Sequence[Event], payload
     except msgspec.DecodeError as error:
         return Problem("undecodable_command", f"the stored {record.route} does not decode: {error}")
     aggregate_id = route.family.aggregate_of(command)
+    if record.scoped != scoped(route, command.command_id or ""):
+        return Problem("misfiled_command", f"{record.route} is stored as one id for "
+                                           f"{'its sender alone' if record.scoped else 'everyone'}, which it is not")
     key = CommandKey(record.actor, aggregate_id, command.command_id or "", record.scoped)
     if command_token(key.text) != token or not events or events[0].originator_id != aggregate_id:
         return Problem("misfiled_command", f"{record.route} by {record.actor} on {aggregate_id} is not where its "
@@ -86,4 +91,22 @@ def redecide(record: CommandRecord, token: str, events: Sequence[Event], payload
     if [_encoder.encode(event) for event in produced] != list(payloads):
         return Problem("not_as_decided", f"{where}: deciding it again appends {[e.tag for e in produced]}, the "
                                          f"ledger holds {[e.tag for e in events]} with other contents")
+    if command.reads_fleet and record.as_of_position is not None:
+        return _on_stale_views(route.family, state, command, context, produced, known, where)
+    return None
+
+
+def _on_stale_views(family: Any, state: Any, command: Any, context: Context, produced: Sequence[Event],
+                    known: Knowledge, where: str) -> Problem | None:
+    """A decision on the fleet as the views stood behind the ledger: a WARN when the fleet as the
+    ledger stood just before the command gives another outcome (the views lagged that much)."""
+    now = replace(context, members=tuple(known.members(None)))
+    try:
+        current = family.decide(state, command, now)
+    except RuleViolation as violation:
+        return Problem("decided_on_stale_views", f"{where}: on the fleet as the ledger stood, the rules refuse it "
+                                                 f"({violation.code})", "WARN")
+    if [e.tag for e in current] != [e.tag for e in produced]:
+        return Problem("decided_on_stale_views", f"{where}: on the fleet as the ledger stood, it appends "
+                                                 f"{[e.tag for e in current]}", "WARN")
     return None

@@ -38,7 +38,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
         key = natural_key(aggregate_id)
         if family == "ratification" and isinstance(events[0], ArtifactFrozen):
             files |= _ratification(out / ".athenaeum" / key, events)
-        elif family == "thread":
+        elif family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
             # Where the original checker looks for threads, beside the wiki's log.
             files |= _thread(out / "wiki" / "agents" / DIALOGUE / key, events,
                              audit.views.get((thread_status.VIEW, key), {}))
@@ -53,7 +53,10 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
             files |= _task(out / "tasks" / key, task, events)
     if log_lines:
         files[out / "wiki" / "log.md"] = "# Log\n\n" + "".join(line + "\n" for _, line in sorted(log_lines))
+    root = out.resolve()
     for path, text in files.items():
+        if not path.resolve().is_relative_to(root):
+            continue  # a name from forged history that would lead outside: the audit reports that history
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode())
     return f"{len(files)} files for {len(audit.history)} aggregates as of position {audit.last_position}"

@@ -23,10 +23,13 @@ from athenaeum.aggregates.context import Context, Member
 from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.events.commands import Command, CommandRecord
 from athenaeum.events.fleet import FLEET_ID
+from athenaeum.events.ratification_commands import InitRatification
 from athenaeum.projectors import a2a_tasks
 from athenaeum.services.commands.replies import NO_EVENTS, Reply, encode_events
 from athenaeum.services.commands.routes import BY_COMMAND, Route
-from athenaeum.services.commands.store import AlreadyApplied, Applied, CommandKey, CommandStore, Conflict, Unconfirmed
+from athenaeum.services.commands.store import (
+    AlreadyApplied, Applied, CommandKey, CommandStore, Conflict, Refused, Unconfirmed,
+)
 
 ATTEMPTS = 8
 BACKOFF = 0.002  # seconds: the first lost race's longest pause
@@ -50,6 +53,12 @@ def utc_now() -> datetime:
 def fingerprint(command: Command) -> str:
     """Of what a command says, its id aside: the same id sent with another command shows."""
     return hashlib.sha256(_encoder.encode(msgspec.structs.replace(command, command_id=None))).hexdigest()
+
+
+def scoped(route: Route, command_id: str) -> bool:
+    """Whether a command id is its sender's own on its aggregate; an A2A task's id names one
+    ratification for everyone, whoever sends it (only the A2A gateway sends such ids)."""
+    return not (route.command is InitRatification and command_id.startswith(a2a_tasks.COMMAND_PREFIX))
 
 
 class CommandHandler:
@@ -96,9 +105,7 @@ class CommandHandler:
     async def _handle(self, route: Route, command: Command, actor: str) -> Reply:
         aggregate_id = route.family.aggregate_of(command)
         assert command.command_id is not None
-        # An A2A task's id names one command for everyone (only the A2A gateway sends such ids).
-        scoped = not command.command_id.startswith(a2a_tasks.COMMAND_PREFIX)
-        key = CommandKey(actor, aggregate_id, command.command_id, scoped)
+        key = CommandKey(actor, aggregate_id, command.command_id, scoped(route, command.command_id))
         digest = fingerprint(command)
         async with self._turn(aggregate_id):
             for attempt in range(ATTEMPTS):
@@ -119,7 +126,7 @@ class CommandHandler:
                     return Reply.accepted(None, NO_EVENTS)
                 if events[0].originator_id != aggregate_id:
                     raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
-                record = _record(route, command, context, digest, len(events), scoped)
+                record = _record(route, command, context, digest, len(events), key.scoped)
                 try:
                     position = await self.store.append(events, record, key)
                 except AlreadyApplied as applied:
@@ -129,6 +136,8 @@ class CommandHandler:
                     # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
                     await asyncio.sleep(random.uniform(0, BACKOFF * 2**attempt))
                     continue
+                except Refused as error:
+                    return Reply.rejected("invalid", f"{route.name} cannot be recorded: {error}; nothing was written")
                 except Unconfirmed as error:
                     return await self._outcome_unknown(key, digest, error)
                 return Reply.accepted(position, encode_events(events))

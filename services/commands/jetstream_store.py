@@ -14,16 +14,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import msgspec
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, StoredEvent
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError, StoredEvent
 
 from athenaeum.aggregates.application import EventMapper
 from athenaeum.aggregates.family import Fold
 from athenaeum.events import Event
 from athenaeum.events.commands import CommandRecord
 from athenaeum.services.commands.store import (
-    AlreadyApplied, Applied, CommandKey, Conflict, Unconfirmed, events_json, record_bytes,
+    AlreadyApplied, Applied, CommandKey, Conflict, Refused, Unconfirmed, events_json, record_bytes,
 )
-from athenaeum.services.jetstream.client import JetStreamClient
+from athenaeum.services.jetstream.client import AppendRefused, JetStreamClient
 from athenaeum.services.jetstream import applied as stored
 from athenaeum.services.jetstream.command_records import COMMAND_KEY, AppliedCommand, CommandAlreadyApplied, CommandAppend
 from athenaeum.services.jetstream.log import TOPIC, StreamLog
@@ -115,6 +115,8 @@ class JetStreamCommandStore:
             raise AlreadyApplied(applied) from None
         except IntegrityError as error:
             raise Conflict(str(error)) from error
+        except (ProgrammingError, AppendRefused) as error:  # refused before, or instead of, storing anything
+            raise Refused(str(error)) from error
         except OperationalError as error:
             raise Unconfirmed(str(error)) from error
         self._remember(events, positions, token)

@@ -15,6 +15,7 @@ from athenaeum.events import Event
 from athenaeum.events.commands import CommandRecord
 
 _encoder = msgspec.json.Encoder()
+MAX_RECORDS = 1000  # as many as one atomic JetStream batch takes
 _decode_record = msgspec.json.Decoder(CommandRecord).decode
 
 
@@ -50,6 +51,11 @@ class Unconfirmed(Exception):
     """The ledger's answer to an append was lost: the command may have landed, and may yet."""
 
 
+class Refused(Exception):
+    """The ledger refused the append outright (too many records for one atomic append, say):
+    nothing was written, and sending it again is refused again."""
+
+
 class AlreadyApplied(Exception):
     """The command's append found it applied already; nothing was appended this time."""
 
@@ -70,7 +76,7 @@ class CommandStore(Protocol):
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
         """Append one command's events atomically, each aggregate's expected at the state last
         loaded, with the command's record; the stream position of the last event. Raises
-        ``Conflict``, ``AlreadyApplied`` or ``Unconfirmed``."""
+        ``Conflict``, ``AlreadyApplied``, ``Refused`` or ``Unconfirmed``."""
 
 
 def record_bytes(record: CommandRecord) -> bytes:
@@ -100,6 +106,8 @@ class MemoryStore:
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
         if (first := self._commands.get(key.text)) is not None:
             raise AlreadyApplied(first)
+        if len(events) > MAX_RECORDS:
+            raise Refused(f"{len(events)} records in one append; one holds at most {MAX_RECORDS}")
         next_version: dict[str, int] = {}
         for event in events:
             expected = next_version.get(event.originator_id, len(self._events.get(event.originator_id, [])) + 1)

@@ -209,7 +209,7 @@ class JetStreamClient:
         if ack.error is not None:
             if ack.error.err_code in WRONG_LAST_SEQUENCE:
                 raise WrongLastSequence(ack.error.description)
-            raise OperationalError(f"append rejected by JetStream: {ack.error.description} ({ack.error.err_code})")
+            raise AppendRefused(f"append rejected by JetStream: {ack.error.description} ({ack.error.err_code})")
         return ack.seq
 
     async def _append_batch(self, messages: Sequence[Outgoing]) -> PubAck:
@@ -341,6 +341,10 @@ class JetStreamClient:
             raise RequestTimedOut(f"NATS request on {subject} timed out after {self.timeout}s") from error
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+class AppendRefused(OperationalError):
+    """JetStream answered an append with a refusal other than a lost race: nothing was stored."""
 
 
 class NothingAnswers(OperationalError):

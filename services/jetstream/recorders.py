@@ -74,9 +74,19 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         return self.connection.run(max_notification_id(self.log))
 
     def select_messages(self, start: int, limit: int) -> list[Stored]:
-        """Every message of the stream from position ``start`` on, events or not (up to ``limit``)."""
-        messages, _ = self.connection.run(self.log.client.read(self.log.stream, self.log.subjects.all, start, limit))
-        return messages
+        """Every message of the stream from position ``start`` on, events or not: ``limit`` of
+        them, fewer only at the stream's end (one read stops at a size, so it may take several)."""
+        return self.connection.run(self._messages(start, limit))
+
+    async def _messages(self, start: int, limit: int) -> list[Stored]:
+        found: list[Stored] = []
+        while len(found) < limit:
+            messages, more = await self.log.client.read(self.log.stream, self.log.subjects.all, start, limit - len(found))
+            found += messages
+            if not messages or not more:
+                break
+            start = messages[-1].seq + 1
+        return found
 
     def subscribe(self, gt: int | None = None, topics: Sequence[str] = ()) -> Subscription[ApplicationRecorder]:
         return JetStreamSubscription(self, self.connection, self.log, gt=gt, topics=topics)

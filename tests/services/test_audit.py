@@ -18,6 +18,7 @@ import pytest
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Context
 from athenaeum.aggregates.families import fold_of
+from athenaeum.aggregates import thread
 from athenaeum.aggregates.ratification import FAMILY
 from athenaeum.aggregates.ratification_state import evolve as ratification_evolve
 from athenaeum.aggregates.rules import Stamp
@@ -26,8 +27,8 @@ from athenaeum.events import Event, family_id
 from athenaeum.events.commands import Command, CommandRecord
 from athenaeum.events.ratification import AtomRef, Decision, DissentItem, Resolution, VoteCast
 from athenaeum.events.ratification_commands import CastVote
-from athenaeum.events.thread import EntryAppended, EntryKind, Evaluation, ThreadReopened, Vector
-from athenaeum.events.thread_commands import ReopenThread
+from athenaeum.events.thread import EntryAppended, EntryKind, Evaluation, OpenQuestionAdded, ThreadReopened, Vector
+from athenaeum.events.thread_commands import AskQuestion, ReopenThread
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.routes import BY_COMMAND
@@ -390,3 +391,56 @@ def test_replay_writes_the_records_as_of_a_point_byte_for_byte_the_same_twice(le
     assert "last_eval:\n  ref: 001-alice.md\n  v:\n    N: 0.5" in entry
     early = ledger.run("replay", "--until", "2", "--out", str(tmp_path / "early"), "--humans", "ada")
     assert early.returncode == 0 and not (tmp_path / "early" / "wiki").exists()
+
+
+def test_a_forged_second_copy_of_a_command_under_its_key(ledger: Served) -> None:
+    history(ledger)
+    opened = ledger.run("thread", "open", "t30", "--context", "c", "--target", "1,1,1", "--body", "b", "--json")
+    ledger.run("check", "--after", str(json.loads(opened.stdout)["position"]))
+    ask = AskQuestion(slug="t30", question="again?", command_id="asked-once")
+
+    def asked(state: Any) -> list[Event]:
+        return thread.FAMILY.decide(state, ask, Context(actor="bob", now=_now(), command_id="asked-once"))
+
+    forge(ledger, asked, family_id("thread", "t30"), ask, "bob")
+    forge(ledger, asked, family_id("thread", "t30"), ask, "bob")
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in hard(report)] == ["command_repeated"]
+
+
+def test_a_forged_command_stamped_before_its_aggregate_last_changed(ledger: Served) -> None:
+    facts = history(ledger)
+    vote = CastVote(topic="adr-20", sha256=facts["sha"], decision=Decision.SIGN, command_id="early")
+    long_ago = datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+    def bob_votes_long_ago(state: Any) -> list[Event]:
+        return FAMILY.decide(state, vote, Context(actor="bob", now=long_ago, command_id="early"))
+
+    forge(ledger, bob_votes_long_ago, "adr-20", vote, "bob", at=long_ago)
+    code, report = audit(ledger)
+    assert code == 1 and [f["code"] for f in hard(report)] == ["time_travel"]
+
+
+def test_an_event_stored_under_another_aggregate_and_one_no_view_takes(ledger: Served) -> None:
+    facts = history(ledger)
+
+    async def publish() -> None:
+        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        state = FAMILY.project(None, [])  # a vote for adr-20, put on another topic's subject
+        forged = Stamp("adr-20", 2, Context(actor="bob", now=_now(), command_id="x"))(
+            VoteCast, agent="bob", decision=Decision.SIGN, artifact_sha256=facts["sha"])
+        headers = {"Athenaeum-Version": "1", "Athenaeum-Topic": "VoteCast"}
+        await nc.request("ATHENAEUM.ev.s.adr-99", msgspec.json.encode(forged), headers=headers, timeout=10)
+        lost = Stamp(family_id("thread", "nowhere"), 0, Context(actor="bob", now=_now(), command_id="y"))(
+            OpenQuestionAdded, oq_id="OQ-9", text="?", by="bob")
+        headers = {"Athenaeum-Version": "1", "Athenaeum-Topic": "OpenQuestionAdded"}
+        await nc.request("ATHENAEUM.ev.s.thread~3Anowhere", msgspec.json.encode(lost), headers=headers, timeout=10)
+        await nc.close()
+        assert state is None
+
+    asyncio.run(publish())
+    code, report = audit(ledger)
+    codes = [f["code"] for f in hard(report)]
+    assert code == 1 and codes[0] == "misplaced_event" and {"no_command", "projector_failed"} <= set(codes), codes
+    replayed = ledger.run("replay", "--until", "2100-01-01T00:00:00Z", "--out", str(ledger.data_dir / "records"))
+    assert replayed.returncode == 0, replayed.stderr

@@ -454,3 +454,10 @@ def test_a_stream_of_another_layout_is_refused_and_an_empty_one_adopted(store_en
         assert info["config"]["metadata"]["athenaeum_layout"] == "2"
     finally:
         adopted.close()
+
+
+def test_every_message_is_read_however_large_the_batch(factory) -> None:
+    recorder = factory.application_recorder()
+    for version in range(1, 11):  # 10 MiB: more than one direct get's reply holds
+        recorder.insert_events([stored("large", version, b'"' + b"x" * (1024 * 1024) + b'"')])
+    assert [message.seq for message in recorder.select_messages(1, 1000)] == list(range(1, 11))

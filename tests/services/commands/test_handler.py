@@ -15,7 +15,7 @@ from athenaeum.events.quorum_commands import AckProposal, ProposeQuorum
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
 from athenaeum.services.commands.handler import CommandHandler
-from athenaeum.services.commands.store import CommandKey, Conflict, MemoryStore, Unconfirmed
+from athenaeum.services.commands.store import CommandKey, Conflict, MemoryStore, Refused, Unconfirmed
 
 ARTIFACT = "# ADR 1\n"
 SHA = sha256_of(ARTIFACT)
@@ -152,3 +152,12 @@ async def test_a_human_decision_is_a_humans_alone(actor: str) -> None:
     await commands.send(dissent, "bob")
     reply = await commands.send(RecordHumanDecision(topic="adr-1", decision=HumanChoice.REJECT), actor)
     assert reply.ok == (actor == "ada") and (reply.ok or reply.error.code == "not_human")
+
+
+async def test_a_command_the_ledger_refuses_outright_says_so_and_that_nothing_was_written() -> None:
+    class TooMany(MemoryStore):
+        async def append(self, events, record, key) -> int:
+            raise Refused("1001 records in one append; one holds at most 1000")
+
+    reply = await handler(TooMany(fold_of)).send(init(command_id="k-9"), "alice")
+    assert reply.error.code == "invalid" and "nothing was written" in reply.error.message
