@@ -55,6 +55,14 @@ class ActorMismatch(RuleViolation):
     code = "actor_mismatch"
 
 
+class BadSignature(RuleViolation):
+    code = "bad_signature"
+
+
+class KeyRevoked(RuleViolation):
+    code = "key_revoked"
+
+
 class NotHuman(RuleViolation):
     code = "not_human"
 

@@ -5,7 +5,8 @@
 
 Figures, each against raw JetStream publish-with-ack measured in the same run on the same
 server: accepted votes per second through NATS, sequentially and from 32 concurrent clients
-on distinct topics (ratifications of nine agents, opened beforehand); a command of two events (a task's completion after a clean review: one
+on distinct topics (ratifications of nine agents, opened beforehand); the same sequential votes,
+each signed by its agent's registered key, against the unsigned ones; a command of two events (a task's completion after a clean review: one
 atomic batch); and the p50/p99 time from a vote's reply until ``check`` reflects it. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
 makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
@@ -23,10 +24,14 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import msgspec
 import nats
+from nkeys import KeyPair
+
 from athenaeum.aggregates.ratification import sha256_of
+from athenaeum.events.fleet_commands import RegisterAgent
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
 from athenaeum.events.task import BuildStatus, TaskStatus, Verdict
@@ -38,6 +43,7 @@ from athenaeum.events.task_commands import (
     TransitionTask,
 )
 from athenaeum.services.client import AthenaeumClient
+from athenaeum.services.identity.keys import key_pair, key_path, new_seed, public_key
 
 from bench.baselines import raw_publish_rate
 
@@ -88,24 +94,38 @@ async def running(*command: str) -> AsyncIterator[str]:
 
 
 ROSTER = [f"agent-{n}" for n in range(9)]  # a fleet's ratification: nine agents, as quorum's presets count
+SIGNERS = [f"signer-{n}" for n in range(9)]  # the same, each registered with a key and signing
+HUMAN = "bench-human"
 
 
-async def ballots(client: AthenaeumClient, name: str, count: int) -> list[tuple[str, str]]:
+async def ballots(client: AthenaeumClient, name: str, count: int, roster: list[str] = ROSTER,
+                  keys: dict[str, KeyPair] | None = None) -> list[tuple[str, str]]:
     """Open enough ratifications of nine for ``count`` votes; the (topic, agent) of each vote."""
-    topics = [f"{name}-{n}" for n in range(-(-count // len(ROSTER)))]
+    topics = [f"{name}-{n}" for n in range(-(-count // len(roster)))]
     for topic in topics:
-        client.actor = ROSTER[0]
-        await client.send(InitRatification(topic=topic, roster=ROSTER, artifact=ARTIFACT))
-    return [(topic, agent) for topic in topics for agent in ROSTER][:count]
+        client.actor, client.key = roster[0], (keys or {}).get(roster[0])
+        assert (await client.send(InitRatification(topic=topic, roster=roster, artifact=ARTIFACT))).ok
+    return [(topic, agent) for topic in topics for agent in roster][:count]
 
 
-async def votes(client: AthenaeumClient, cast: list[tuple[str, str]], latencies: list[float] | None = None
-                ) -> tuple[int, int]:
+async def signers(url: str, home: str) -> dict[str, KeyPair]:
+    """The signing roster, registered with its keys by the human serve made a key for."""
+    human = await AthenaeumClient.connect(url, HUMAN, seed=key_path(Path(home), HUMAN))
+    keys = {name: key_pair(new_seed()) for name in SIGNERS}
+    for name, key in keys.items():
+        assert (await human.send(RegisterAgent(name=name, public_key=public_key(key)))).ok
+    await human.close()
+    return keys
+
+
+async def votes(client: AthenaeumClient, cast: list[tuple[str, str]], latencies: list[float] | None = None,
+                keys: dict[str, KeyPair] | None = None) -> tuple[int, int]:
     """The votes, one after another: how many were accepted, and the last one's position. With
-    ``latencies``, the time from each vote's reply until ``check`` reflects it."""
+    ``latencies``, the time from each vote's reply until ``check`` reflects it; with ``keys``,
+    each signed by its agent's key."""
     accepted = position = 0
     for topic, agent in cast:
-        client.actor = agent
+        client.actor, client.key = agent, (keys or {}).get(agent)
         reply = await client.send(CastVote(topic=topic, sha256=SHA, decision=Decision.SIGN))
         accepted += reply.ok
         position = max(position, reply.position or 0)
@@ -148,7 +168,8 @@ async def run(count: int, clients: int) -> None:
     """``athenaeum serve`` in a process of its own, as users run it (no HTTP: a benchmark must not
     take the port a real serve may be using); the clients, like agents, in another."""
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
-        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http")
+        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
+                 "--humans", HUMAN)
         async with running(*serve) as ready:
             url = ready.split("nats=")[1].split()[0]
             raw = await raw_rate(url, count)
@@ -160,6 +181,14 @@ async def run(count: int, clients: int) -> None:
             accepted, position = await votes(client, cast)
             sequential = accepted / (time.perf_counter() - started)
             await caught_up(client, position)
+            keys = await signers(url, home)
+            cast = await ballots(client, "signed", count, SIGNERS, keys)
+            await caught_up(client, 0)
+            started = time.perf_counter()
+            accepted, position = await votes(client, cast, keys=keys)
+            signed = accepted / (time.perf_counter() - started)
+            await caught_up(client, position)
+            client.key = None
             fleet = [await AthenaeumClient.connect(url, "agent-0") for _ in range(clients)]
             per_client = max(count // clients, 2)
             casts = await asyncio.gather(*(ballots(c, f"fleet-{n}", per_client) for n, c in enumerate(fleet)))
@@ -182,6 +211,8 @@ async def run(count: int, clients: int) -> None:
     print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
     print(line.format("accepted votes/s, sequential", sequential, raw, sequential / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
+    print("{:<44} {:>10,.0f}   unsigned, sequential {:>8,.0f}   ratio {:.2f}x".format(
+        "accepted signed votes/s, sequential", signed, sequential, signed / sequential))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     quantiles = statistics.quantiles(latencies, n=100)
     print(f"{'vote reply -> check updated':<44} p50 {quantiles[49] * 1000:.2f} ms   p99 {quantiles[98] * 1000:.2f} ms")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import msgspec
 
@@ -17,6 +17,24 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     reads_fleet: ClassVar[bool] = False
 
     command_id: str | None = None
+
+
+class Proof(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How the service knew who sent a command, stored with it so an audit can tell again:
+
+    - ``signature``: signed with the key the roster binds the actor to (``public_key``), over
+      the command's canonical bytes with ``signed_at`` and the ledger's id; verifiable offline;
+    - ``token``: a bearer token the ledger issued to the actor (HTTP);
+    - ``header``: only asserted, by a header a deployment chose to trust, or by a principal that
+      no key binds yet;
+    - ``service``: Athenaeum's own services (timers, checkpoints) or the deployment itself."""
+
+    by: Literal["signature", "token", "header", "service"]
+    public_key: str | None = None
+    signed_at: datetime | None = None
+    signature: str | None = None  # base64url of the Ed25519 signature
+    command: msgspec.Raw | None = None  # the command as signed, when the service filled in more (an id)
+    token_sha256: str | None = None  # the bearer token's, as the roster knows it
 
 
 class CommandRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -39,3 +57,4 @@ class CommandRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     actor_is_human: bool = False
     humans_configured: bool = False
     as_of_position: int | None = None
+    proof: Proof | None = None  # None: recorded before the ledger knew identities

@@ -18,6 +18,39 @@ class AgentRegistered(Event, tag="AgentRegistered"):
     name: str
     human: bool
     by: str
+    public_key: str | None = None  # the Ed25519 nkey its commands must be signed with
+
+
+class KeyRotated(Event, tag="KeyRotated"):
+    """From here on the principal signs with ``public_key``; what it signed before stays valid."""
+
+    name: str
+    public_key: str
+    previous_key: str | None
+    by: str
+
+
+class TokenIssued(Event, tag="TokenIssued"):
+    """A bearer token for HTTP, proving ``name``; the ledger keeps its SHA-256 only."""
+
+    name: str
+    token_sha256: str
+    by: str
+
+
+class TokenRevoked(Event, tag="TokenRevoked"):
+    name: str
+    token_sha256: str
+    by: str
+
+
+class AgentRevoked(Event, tag="AgentRevoked"):
+    """The principal's key ends here: its later commands are refused."""
+
+    name: str
+    public_key: str | None
+    reason: str
+    by: str
 
 
 class AgentWentDormant(Event, tag="AgentWentDormant"):

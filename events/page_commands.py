@@ -1,4 +1,4 @@
-"""Canon page and fleet roster commands (PROTOCOLS.md section 4)."""
+"""Canon page commands (PROTOCOLS.md section 4)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,6 @@ from typing import ClassVar
 
 from athenaeum.events.commands import Command
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope
-
-
-class RegisterAgent(Command, frozen=True):
-    name: str
-    human: bool = False
 
 
 class InitPage(Command, frozen=True):
@@ -78,14 +73,6 @@ class ReassessPage(Command, frozen=True):
     page: str
 
 
-class AgeAgent(Command, frozen=True):
-    """Sent by the timer when an agent may have gone dormant."""
-
-    reads_fleet: ClassVar[bool] = True
-
-    name: str
-
-
 class ChangeLifecycle(Command, frozen=True):
     """The author moves the page between proposal, working and accepted; canon is approved."""
 
@@ -96,4 +83,3 @@ class ChangeLifecycle(Command, frozen=True):
 
 PageCommand = (InitPage | ReadPage | EndorsePage | EditPage | DisputePage | ResolveDispute | ApprovePage
                | ChangeLifecycle | AgePage | ReassessPage)
-FleetCommand = RegisterAgent | AgeAgent

@@ -34,8 +34,9 @@ from athenaeum.projectors.views import project_all
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.audit.findings import Finding, Report
-from athenaeum.services.audit.smells import overdue, views_compared
+from athenaeum.services.audit.proofs import proof_problem
 from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
+from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.commands.handler import utc_now
 from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.views.read_models import ReadModelStore
@@ -57,6 +58,7 @@ class Audit:
         """``humans``: the deployment's human principals, if known: then the audit also checks
         that what was decided as from a human was."""
         self.app = app
+        self.ledger_id: str = app.recorder.log.ledger_id  # type: ignore[attr-defined]  # what signatures name
         self.humans = humans
         self.live = live
         self.clock = clock
@@ -205,7 +207,9 @@ class Audit:
                 problem = self._out_of_place(appended.record, appended.first) or redecide(
                     appended.record, appended.token, events,  # type: ignore[arg-type]
                     [entry.payload for entry, _ in appended.events], self.known)
-            if appended.record.actor_is_human and self._is_human(appended.record.actor) is None:
+            problem = problem or proof_problem(appended.record, self.states.get(FLEET_ID), self.ledger_id)
+            by_deployment = appended.record.proof is not None and appended.record.proof.by == "service"
+            if appended.record.actor_is_human and not by_deployment and self._is_human(appended.record.actor) is None:
                 self.humans_unchecked += 1
         if problem is not None:
             self._finding(problem.severity, problem.code, appended.first, problem.message)
@@ -269,7 +273,7 @@ class Audit:
         roster = self.states.get(FLEET_ID)
         if principal in self.humans or (roster is not None and principal in roster.humans):
             return True
-        return False if self.humans else None
+        return False if self.humans or (roster is not None and roster.humans) else None
 
     def members(self, as_of: int | None = None) -> list[Member]:
         """The fleet's agents as the views had them after position ``as_of`` (by default, now)."""

@@ -15,10 +15,10 @@ from athenaeum.aggregates.ledger import Checkpoints
 from athenaeum.events.ledger import CHECKPOINTS_ID, RecordCheckpoint
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.credentials import LEDGER_ACTOR, SERVICE
 from athenaeum.services.jetstream.entries import Entry
 
 DEFAULT_EVERY = 1000
-WRITER = "athenaeum-ledger"
 READ_BATCH = 1000
 POLL_EVERY = 1.0  # seconds between looks at the ledger's head
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class CheckpointWriter:
     async def _write(self) -> None:
         command = RecordCheckpoint(count=self.digest.count, position=self.digest.position, sha256=self.digest.sha256,
                                    command_id=f"checkpoint:{self.digest.count}")
-        reply = await self.handler.send(command, WRITER)
+        reply = await self.handler.send(command, LEDGER_ACTOR, SERVICE)
         if reply.error is not None and reply.error.code == "invalid":
             latest = await self.handler.load(CHECKPOINTS_ID)
             if latest is not None and latest.position > await asyncio.to_thread(self._head):

@@ -20,6 +20,7 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.services.audit.findings import Finding
+from athenaeum.services.audit.proofs import Proofs
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.jetstream.entries import Entry
@@ -35,6 +36,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
     last one the digest at its end. A command is atomic: one whose first event is within
     ``until`` goes out whole (its events share its token, its marker follows them)."""
     digest = Digest()
+    ledger_id: str = app.recorder.log.ledger_id  # type: ignore[attr-defined]  # what signatures name
     start = 1
     header_sent = False
     command: Appended | None = None  # the one the last entry exported belongs to
@@ -56,7 +58,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
             else:
                 command = Appended.starting(entry, None) if entry.kind == "event" and entry.carries_command else None
             if entry.position >= since and not header_sent:
-                yield _header(since, digest)
+                yield _header(since, digest, ledger_id)
                 header_sent = True
             digest.update(entry)
             if entry.position >= since:
@@ -65,7 +67,7 @@ def export(app: AthenaeumApplication, since: int = 1, until: int | None = None,
             break
         start = batch[-1].seq + 1
     if not header_sent:
-        yield _header(since, digest)
+        yield _header(since, digest, ledger_id)
     # An export cut short (a transfer broken off, ``head``) ends without this line.
     yield _line({"end": {"count": digest.count, "sha256": digest.sha256}})
 
@@ -92,6 +94,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     digests: dict[int, tuple[str, int]] = {}
     entries = checkpoints = 0
     previous = 0
+    proofs = Proofs()
     for number, raw in enumerate(lines, start=1):
         if not raw.strip():
             continue
@@ -99,6 +102,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
             line: dict[str, Any] = msgspec.json.decode(raw)
             if digest is None and "export" in line:
                 digest = _start(line["export"], number, findings)
+                proofs.ledger_id = str(line["export"].get("ledger", ""))
                 continue
             if digest is not None and end is None and "end" in line:
                 end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
@@ -123,6 +127,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
                                     f"line {number}: what it says it holds (the event, the command, the time) is "
                                     "not what its bytes and headers hold"))
         entries += 1
+        findings += proofs.check(entry)
         digest.update(entry)
         digests[digest.count] = (digest.sha256, entry.position)
         if entry.kind == "event" and entry.topic == _CHECKPOINT:
@@ -169,9 +174,9 @@ def _ending(digest: Digest | None, end: Digest | None) -> list[Finding]:
     return []
 
 
-def _header(since: int, digest: Digest) -> bytes:
+def _header(since: int, digest: Digest, ledger_id: str) -> bytes:
     return _line({"export": {"since": since, "count": digest.count, "sha256": digest.sha256, "ends": True,
-                             "layout": LAYOUT}})
+                             "layout": LAYOUT, "ledger": ledger_id}})
 
 
 def _payload(payload: bytes) -> dict[str, str]:

@@ -16,10 +16,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import msgspec
+from nkeys import KeyPair
 from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
 from athenaeum.events.commands import CommandRecord
+from athenaeum.services.cli import agent as cli_agent
 from athenaeum.services.cli import audit as cli_audit
 from athenaeum.services.cli import page as cli_page
 from athenaeum.services.cli import quorum as cli_quorum
@@ -28,6 +30,7 @@ from athenaeum.services.cli import task as cli_task
 from athenaeum.services.cli import thread as cli_thread
 from athenaeum.services.cli.args import UsageError, agent, duration, slugs
 from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.runtime.demo import run_demo
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
@@ -36,7 +39,7 @@ from athenaeum.services.runtime.serve import DEFAULT_HTTP, SERVICES, ServeOption
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
-MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task)
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent)
 FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
 SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
 
@@ -47,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
     common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL, "
                                        "else nats://127.0.0.1:4222)")
-    common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"), help="who acts ($ATHENAEUM_AGENT)")
+    common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"),
+                        help="who acts ($ATHENAEUM_AGENT); signs with <data-dir>/keys/NAME.nk when it exists")
+    common.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
+                        help="sign with the seed in this file instead ($ATHENAEUM_KEY)")
     common.add_argument("--json", action="store_true", help="machine-readable output")
 
     parser = argparse.ArgumentParser(
@@ -70,7 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-http", action="store_true", help="serve no HTTP")
 
     for module in MODULES:
-        module.add_verbs(subparsers, common)
+        if module is cli_agent:
+            module.add_verbs(subparsers, common, data_dir_option)
+        else:
+            module.add_verbs(subparsers, common)
     cli_audit.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
@@ -111,7 +120,14 @@ def _main(argv: list[str] | None) -> int:
     if args.family == "schema":
         print(msgspec.json.encode(schema()).decode())
         return DONE
-    data_dir = getattr(args, "data_dir", None) or default_data_dir()
+    data_dir = args.data_dir = getattr(args, "data_dir", None) or default_data_dir()
+    if args.family == "key":
+        try:
+            print(cli_agent.new_key(args, data_dir))
+        except UsageError as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return USAGE
+        return DONE
     if args.family == "serve":
         try:
             humans = slugs(args.humans, "--humans")
@@ -165,12 +181,13 @@ def _main(argv: list[str] | None) -> int:
                 raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
             agent(args.actor, "--as (or ATHENAEUM_AGENT)")
         command = None if query else FAMILIES[args.family].command_from(args)
+        seed = None if query else _seed(args, data_dir)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
     url = url or "nats://127.0.0.1:4222"
     try:
-        with SyncClient(url, args.actor or "") as client:
+        with SyncClient(url, args.actor or "", seed=seed) as client:
             if query is not None:
                 answer = client.query(query[0], **query[1])
                 show_answer(answer, args.json)
@@ -180,7 +197,21 @@ def _main(argv: list[str] | None) -> int:
         print(f"athenaeum: {error}", file=sys.stderr)
         return UNREACHABLE
     show(reply, args.json)
+    if reply.ok and (accepted := getattr(FAMILIES[args.family], "accepted", None)) is not None:
+        if (said := accepted(args)) is not None:
+            print(f"athenaeum: {said}", file=sys.stderr)
     return DONE if reply.ok else REJECTED
+
+
+def _seed(args: argparse.Namespace, data_dir: Path) -> KeyPair | None:
+    """The key to sign with: ``--key``, else the actor's own in the data dir, if it has one."""
+    path = args.key or key_path(data_dir, args.actor)
+    if args.key is None and not path.exists():
+        return None  # a name no key binds: the ledger says whether it may act unsigned
+    try:
+        return read_key(path)
+    except KeyProblem as problem:
+        raise UsageError(str(problem)) from None
 
 
 def schema() -> dict:

@@ -1,4 +1,4 @@
-"""``athenaeum page ...`` and ``athenaeum agent register``: canon pages and the fleet roster."""
+"""``athenaeum page ...``: canon pages."""
 
 from __future__ import annotations
 
@@ -17,22 +17,14 @@ from athenaeum.events.page_commands import (
     EndorsePage,
     InitPage,
     ReadPage,
-    RegisterAgent,
     ResolveDispute,
 )
 from athenaeum.services.cli.args import UsageError, read_text
 
-NAMES = ("page", "agent")
+NAMES = ("page",)
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    agent = subparsers.add_parser("agent", help="the fleet roster")
-    agent_verbs = agent.add_subparsers(dest="verb", required=True, metavar="VERB")
-    register = agent_verbs.add_parser("register", parents=[common],
-                                      help="register an agent (by a human, or anyone on an empty roster)")
-    register.add_argument("name")
-    register.add_argument("--human", action="store_true", help="a human principal, who decides")
-
     page = subparsers.add_parser("page", help="canon pages: revisions, endorsements, canon")
     verbs = page.add_subparsers(dest="verb", required=True, metavar="VERB")
 
@@ -84,8 +76,6 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
 
 def command_from(args: argparse.Namespace) -> Command:
-    if args.family == "agent":
-        return RegisterAgent(name=args.name, human=args.human)
     match args.verb:
         case "init":
             return InitPage(page=args.path, content=read_text(args.file, "--file"), scope=Scope(args.scope),

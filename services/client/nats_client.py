@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import msgspec
 import nats
 import nats.errors
+import nkeys
 from nats.aio.client import Client
 
 from athenaeum.events.commands import Command
-from athenaeum.services.commands.service import ACTOR_HEADER
+from athenaeum.services.commands.service import (
+    ACTOR_HEADER, LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_HEADER,
+)
+from athenaeum.services.identity.keys import key_of
+from athenaeum.services.identity.signing import sign, signed_bytes
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
 from athenaeum.services.commands.replies import Reply, decode
@@ -34,17 +41,28 @@ class Unreachable(ConnectionError):
         self.command_id = command_id
 
 
+Seed = nkeys.KeyPair | str | bytes | Path  # a key pair, a seed's text (SU...), or a seed file
+
+
 class AthenaeumClient:
-    def __init__(self, nc: Client, actor: str, timeout: float = 10.0, online: asyncio.Event | None = None) -> None:
+    """Sends as ``actor``; with a ``seed`` (the actor's key), every command is signed with it,
+    as the ledger requires of a principal bound to a key (or, from the HTTP gateway, sent with
+    the caller's bearer ``token``)."""
+
+    def __init__(self, nc: Client, actor: str, timeout: float = 10.0, online: asyncio.Event | None = None,
+                 seed: Seed | None = None, token: str | None = None) -> None:
         self.nc = nc
         self.actor = actor
         self.timeout = timeout
+        self.key = key_of(seed) if seed is not None else None
+        self.token = token  # an HTTP bearer token, which the gateway passes on
+        self._ledger_id: str | None = None
         self._online = online or asyncio.Event()
         if online is None and nc.is_connected:
             self._online.set()
 
     @classmethod
-    async def connect(cls, url: str, actor: str, timeout: float = 10.0) -> AthenaeumClient:
+    async def connect(cls, url: str, actor: str, timeout: float = 10.0, seed: Seed | None = None) -> AthenaeumClient:
         servers = url.split(",")  # a cluster: several URLs, comma-separated
         online = asyncio.Event()
         last_error: list[Exception] = []
@@ -83,7 +101,7 @@ class AthenaeumClient:
             cause = last_error[0] if last_error else error
             raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {cause!r}") from error
         online.set()
-        return cls(nc, actor, timeout, online)
+        return cls(nc, actor, timeout, online, seed)
 
     async def _connected(self, what: str, command_id: str | None = None) -> None:
         """Wait, within the timeout, for a connection that is back: nothing is sent meanwhile."""
@@ -103,10 +121,10 @@ class AthenaeumClient:
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)
+        body = msgspec.json.encode(command)
         try:
-            msg = await self.nc.request(
-                route.subject, msgspec.json.encode(command), timeout=self.timeout, headers={ACTOR_HEADER: self.actor}
-            )
+            headers = await self._headers(route.name, body)
+            msg = await self.nc.request(route.subject, body, timeout=self.timeout, headers=headers)
         except nats.errors.NoRespondersError as error:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:
@@ -121,6 +139,18 @@ class AthenaeumClient:
             raise Unreachable(f"the connection to Athenaeum's NATS is lost (command_id {command.command_id!r}): "
                               f"{error!r}", command.command_id) from error
         return decode(msg.data)
+
+    async def _headers(self, route: str, body: bytes) -> dict[str, str]:
+        """Who sends, and with a key, the signature over the command in this ledger."""
+        headers = {ACTOR_HEADER: self.actor} | ({TOKEN_HEADER: self.token} if self.token is not None else {})
+        if self.key is not None:
+            if self._ledger_id is None:
+                answer = await self.nc.request(LEDGER_SUBJECT, b"", timeout=self.timeout)
+                self._ledger_id = str(msgspec.json.decode(answer.data)["ledger_id"])
+            signed_at = datetime.now(timezone.utc)
+            signature = sign(self.key, signed_bytes(self._ledger_id, route, self.actor, signed_at, body))
+            headers |= {SIGNATURE_HEADER: signature, SIGNED_AT_HEADER: signed_at.isoformat()}
+        return headers
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:
         """Ask a read model (``ratification.show``, ``check``); ``after=position`` waits for
@@ -154,10 +184,11 @@ class SyncClient:
     """The same client for synchronous code. Its loop runs on a thread of its own, so an idle
     client still answers the server's pings and notices a lost node before it is next used."""
 
-    def __init__(self, url: str, actor: str, timeout: float = 10.0) -> None:
+    def __init__(self, url: str, actor: str, timeout: float = 10.0, seed: Seed | None = None) -> None:
+        key = key_of(seed) if seed is not None else None  # a bad seed is said before connecting
         self._loop = LoopThread("athenaeum-client")
         try:
-            self._client = self._loop.run(AthenaeumClient.connect(url, actor, timeout))
+            self._client = self._loop.run(AthenaeumClient.connect(url, actor, timeout, key))
         except BaseException:
             self._loop.close()
             raise

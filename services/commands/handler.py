@@ -21,10 +21,12 @@ import msgspec
 
 from athenaeum.aggregates.context import Context, Member
 from athenaeum.aggregates.rules import RuleViolation
-from athenaeum.events.commands import Command, CommandRecord
+from athenaeum.aggregates.fleet import Fleet
+from athenaeum.events.commands import Command, CommandRecord, Proof
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.ratification_commands import InitRatification
 from athenaeum.projectors import a2a_tasks
+from athenaeum.services.commands.credentials import ASSERTED, Credential, authenticate, token_sha256
 from athenaeum.services.commands.replies import NO_EVENTS, Reply, encode_events
 from athenaeum.services.commands.routes import BY_COMMAND, Route
 from athenaeum.services.commands.store import (
@@ -77,16 +79,22 @@ class CommandHandler:
         # then only arbitrates between replicas, instead of tasks here losing to each other.
         self._turns: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
 
-    async def send(self, command: Command, actor: str) -> Reply:
-        """Decide ``command`` as ``actor`` and append what it decides, once, however often it
-        is sent with its ``command_id``."""
+    async def send(self, command: Command, actor: str, credential: Credential = ASSERTED) -> Reply:
+        """Decide ``command`` as ``actor``, who must be who ``credential`` proves, and append
+        what it decides, once, however often it is sent with its ``command_id``."""
         route = BY_COMMAND[type(command)]
+        if not actor and credential.token is not None:  # sent with a token alone: as its holder
+            roster = await self.store.load(FLEET_ID, fresh=True)
+            actor = roster.tokens.get(token_sha256(credential.token), "") if roster is not None else ""
+        proof = await self._authenticate(route, command, actor, credential)
+        if isinstance(proof, Reply):
+            return proof
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         reply = Reply.rejected("conflict", "no id could be derived")
         for attempt in range(route.attempts):
             concrete = route.assign(command, actor, command.command_id, attempt) if route.assign else command
-            reply = await self._handle(route, concrete, actor)
+            reply = await self._handle(route, concrete, actor, proof)
             # A derived id someone else's record already has: derive the next one.
             if concrete == command or reply.ok or reply.error is None or reply.error.code != "already_exists":
                 break
@@ -102,18 +110,37 @@ class CommandHandler:
             turn = self._turns[aggregate_id] = asyncio.Lock()
         return turn
 
-    async def _handle(self, route: Route, command: Command, actor: str) -> Reply:
+    async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential) -> Proof | Reply:
+        """The proof of who sends ``command`` as received, by the roster this process knows,
+        or read afresh before a refusal is answered."""
+        received = _encoder.encode(command)
+        for fresh in (False, True):
+            roster = await self.store.load(FLEET_ID, fresh=fresh)
+            try:
+                # A signature's time is the signer's wall clock: checked against ours, not the decisions' clock.
+                proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now())
+                break
+            except RuleViolation as violation:
+                if fresh:
+                    return Reply.rejected(violation.code, violation.message, violation.field)
+        # What was signed is kept as signed: the service may fill in what it was sent without (an id).
+        return proof if proof.signature is None else msgspec.structs.replace(proof, command=msgspec.Raw(received))
+
+    async def _handle(self, route: Route, command: Command, actor: str, proof: Proof) -> Reply:
         aggregate_id = route.family.aggregate_of(command)
         assert command.command_id is not None
         key = CommandKey(actor, aggregate_id, command.command_id, scoped(route, command.command_id))
+        canonical = _encoder.encode(command)
         digest = fingerprint(command)
         async with self._turn(aggregate_id):
             for attempt in range(ATTEMPTS):
                 fresh = attempt > 0
                 state = await self.store.load(aggregate_id, fresh=fresh)
+                roster = await self.store.load(FLEET_ID, fresh=fresh)
+                now = self.clock()  # at each attempt: a command that lost a race is not stamped before the winner
                 if (first := await self.store.applied(key)) is not None:
                     return _replay(first, digest)
-                context = await self._context(route, command, state, actor, fresh)
+                context = await self._context(route, command, state, roster, actor, now, fresh)
                 try:
                     events = route.family.decide(state, command, context)
                 except RuleViolation as violation:
@@ -126,7 +153,9 @@ class CommandHandler:
                     return Reply.accepted(None, NO_EVENTS)
                 if events[0].originator_id != aggregate_id:
                     raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
-                record = _record(route, command, context, digest, len(events), key.scoped)
+                signed_as_decided = proof.command is not None and bytes(proof.command) == canonical
+                record = _record(route, canonical, command.reads_fleet, context, digest, len(events), key.scoped,
+                                 msgspec.structs.replace(proof, command=None) if signed_as_decided else proof)
                 try:
                     position = await self.store.append(events, record, key)
                 except AlreadyApplied as applied:
@@ -143,26 +172,21 @@ class CommandHandler:
                 return Reply.accepted(position, encode_events(events))
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
 
-    async def _context(self, route: Route, command: Command, state: Any, actor: str, fresh: bool) -> Context:
+    async def _context(self, route: Route, command: Command, state: Any, roster: Fleet | None, actor: str,
+                       now: datetime, fresh: bool) -> Context:
         states = {other: await self.store.load(other, fresh=fresh) for other in route.family.reads(command, state)}
         activity = await asyncio.to_thread(self.activity) if command.reads_fleet else NO_ACTIVITY
         return Context(
             actor=actor,
-            now=self.clock(),  # at each attempt: a command that lost a race is not stamped before the winner
+            now=now,
             command_id=command.command_id or "",
-            actor_is_human=await self._is_human(actor, fresh),
+            # Configured as human by the deployment, or registered as human in the fleet roster.
+            actor_is_human=actor in self.humans or (roster is not None and actor in roster.humans),
             humans_configured=bool(self.humans),
             members=activity.members,
             as_of_position=activity.position,
             states=states,
         )
-
-    async def _is_human(self, principal: str, fresh: bool) -> bool:
-        """Configured as human by the deployment, or registered as human in the fleet roster."""
-        if principal in self.humans:
-            return True
-        roster = await self.store.load(FLEET_ID, fresh=fresh)
-        return roster is not None and principal in roster.humans
 
     async def _outcome_unknown(self, key: CommandKey, digest: str, error: Unconfirmed) -> Reply:
         """The append's answer was lost (a timeout, a leader change): it may have landed, and
@@ -180,12 +204,13 @@ class CommandHandler:
             f"{key.command_id!r}, which applies it at most once", "command_id")
 
 
-def _record(route: Route, command: Command, context: Context, digest: str, events: int, scoped: bool) -> CommandRecord:
+def _record(route: Route, command: bytes, reads_fleet: bool, context: Context, digest: str, events: int,
+            scoped: bool, proof: Proof) -> CommandRecord:
     return CommandRecord(
-        route=route.name, command=msgspec.Raw(_encoder.encode(command)), fingerprint=digest, actor=context.actor,
+        route=route.name, command=msgspec.Raw(command), fingerprint=digest, actor=context.actor,
         at=context.now, events=events, scoped=scoped, actor_is_human=context.actor_is_human,
         humans_configured=context.humans_configured,
-        as_of_position=context.as_of_position if command.reads_fleet else None,
+        as_of_position=context.as_of_position if reads_fleet else None, proof=proof,
     )
 
 

@@ -58,11 +58,16 @@ class JetStreamCommandStore:
         ledger stream's, as the eventsourcing factory has it."""
         client = await JetStreamClient.connect(urls, timeout, name="athenaeum:commands")
         try:
-            replicas = await client.ensure_stream(config)
+            facts = await client.ensure_stream(config)
         except BaseException:
             await client.close()
             raise
-        return cls(StreamLog(client, str(config["name"]), replicated=replicas > 1), fold_of)
+        return cls(StreamLog(client, str(config["name"]), replicated=facts.replicas > 1, ledger_id=facts.ledger_id),
+                   fold_of)
+
+    @property
+    def ledger_id(self) -> str:
+        return self.log.ledger_id
 
     async def close(self) -> None:
         await self.log.client.close()

@@ -75,7 +75,11 @@ decode = msgspec.json.Decoder(Reply).decode
 
 # HTTP status of each rule code: malformed input 400, not found 404, a state the command
 # conflicts with 409, any other rule 422 (see http_status).
-_STATUS_OF = {"invalid": 400, "not_found": 404, "unavailable": 503}  # the rest: 409 or 422
+_STATUS_OF = {  # the rest: 409 or 422
+    "invalid": 400, "not_found": 404, "unavailable": 503,
+    # Who sends is not proven (401), or is proven and may not (403).
+    "bad_signature": 401, "unauthenticated": 401, "actor_mismatch": 403, "key_revoked": 403, "not_human": 403,
+}
 _CONFLICTS = frozenset({
     "already_exists", "already_voted", "arbitration_exists", "trigger_mismatch", "illegal_transition",
     "not_arbitrating", "finding_mismatch", "conflict", "not_open", "voting_closed", "not_pending_human",

@@ -13,8 +13,8 @@ from athenaeum.aggregates import fleet, ledger, page, quorum, ratification, task
 from athenaeum.aggregates.family import Family
 from athenaeum.events.commands import Command
 from athenaeum.events.ledger import RecordCheckpoint
+from athenaeum.events.fleet_commands import AgeAgent, IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey
 from athenaeum.events.page_commands import (
-    AgeAgent,
     AgePage,
     ApprovePage,
     ChangeLifecycle,
@@ -24,7 +24,6 @@ from athenaeum.events.page_commands import (
     InitPage,
     ReadPage,
     ReassessPage,
-    RegisterAgent,
     ResolveDispute,
 )
 from athenaeum.events.quorum_commands import (
@@ -104,7 +103,8 @@ ROUTES = (
              override=OverrideProposal, expire=ExpireProposal),
     *_family(thread.FAMILY, "thread", open=OpenThread, ask=AskQuestion, contribute=Contribute, close=CloseThread,
              reopen=ReopenThread, recognize=RecognizeClosure, refuse=RefuseClosure),
-    *_family(fleet.FAMILY, "agent", register=RegisterAgent, age=AgeAgent),
+    *_family(fleet.FAMILY, "agent", register=RegisterAgent, rotate_key=RotateKey, revoke=RevokeAgent, token=IssueToken,
+             revoke_token=RevokeToken, age=AgeAgent),
     *_family(page.FAMILY, "page", init=InitPage, read=ReadPage, endorse=EndorsePage, edit=EditPage,
              dispute=DisputePage, resolve=ResolveDispute, approve=ApprovePage, lifecycle=ChangeLifecycle,
              age=AgePage),

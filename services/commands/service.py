@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from importlib import metadata
 
 import msgspec
@@ -15,12 +16,17 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.aggregates.rules import SLUG, RuleViolation, require_bounded_texts
+from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
+from athenaeum.services.commands.credentials import ASSERTED, Credential
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
 
 ACTOR_HEADER = "Athenaeum-Actor"
+SIGNATURE_HEADER = "Athenaeum-Signature"  # base64url Ed25519, over identity.signing.signed_bytes
+SIGNED_AT_HEADER = "Athenaeum-Signed-At"  # RFC 3339, with its zone
+TOKEN_HEADER = "Athenaeum-Token"  # an HTTP bearer token the gateway passes on
+LEDGER_SUBJECT = "athenaeum.ledger"  # answers the ledger's id, which signatures name
 log = logging.getLogger(__name__)
 QUEUE_GROUP = "athenaeum"
 
@@ -35,6 +41,8 @@ async def start_command_service(nc: Client, handler: CommandHandler | None) -> S
         description="Athenaeum commands",
         queue_group=QUEUE_GROUP,
     )
+    if handler is not None:
+        await service.add_endpoint(name="ledger", subject=LEDGER_SUBJECT, handler=_ledger(handler))
     for route in EXPOSED if handler is not None else ():
         await service.add_endpoint(name=f"{route.group}-{route.verb}", subject=route.subject,
                                    handler=_endpoint(route, handler))
@@ -46,13 +54,15 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
     decoder = msgspec.json.Decoder(route.command)
 
     async def answer(request: Request) -> None:
-        actor = (request.headers or {}).get(ACTOR_HEADER, "")
-        if not SLUG.fullmatch(actor):
+        headers = request.headers or {}
+        actor = headers.get(ACTOR_HEADER, "")
+        if not SLUG.fullmatch(actor) and not (actor == "" and TOKEN_HEADER in headers):  # a token names its holder
             reply = Reply.rejected(
                 "invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: {actor!r}", "actor"
             )
         else:
             try:
+                credential = credential_of(headers)
                 command = decoder.decode(request.data)
                 require_bounded_texts(command)
             except msgspec.DecodeError as error:
@@ -61,7 +71,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                 reply = Reply.rejected(violation.code, violation.message, violation.field)
             else:
                 try:
-                    reply = await handler.send(command, actor)
+                    reply = await handler.send(command, actor, credential)
                 except Exception as error:  # noqa: BLE001  a request must always be answered
                     log.exception("%s failed", route.subject)
                     reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")
@@ -71,6 +81,32 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
             await request.respond_error(reply.error.code, reply.error.message, encode(reply))
 
     return concurrently(answer)
+
+
+def credential_of(headers: dict[str, str]) -> Credential:
+    """The signature or token a request carries, if any (the connection's key comes with NATS accounts)."""
+    signature, signed_at = headers.get(SIGNATURE_HEADER), headers.get(SIGNED_AT_HEADER)
+    if signature is None and signed_at is None:
+        return Credential(token=headers[TOKEN_HEADER]) if TOKEN_HEADER in headers else ASSERTED
+    if signature is None or signed_at is None:
+        raise Invalid(f"a signed command carries both {SIGNATURE_HEADER} and {SIGNED_AT_HEADER}",
+                      "signature" if signature is None else "signed_at")
+    try:
+        moment = msgspec.convert(signed_at, datetime)
+    except msgspec.ValidationError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise Invalid(f"{SIGNED_AT_HEADER} is an RFC 3339 time with its zone: {signed_at!r}", "signed_at")
+    return Credential(signature=signature, signed_at=moment)
+
+
+def _ledger(handler: CommandHandler):  # type: ignore[no-untyped-def]
+    ledger = msgspec.json.encode({"ledger_id": handler.store.ledger_id})
+
+    async def answer(request: Request) -> None:
+        await request.respond(ledger)
+
+    return answer
 
 
 _in_flight: set[asyncio.Task[None]] = set()  # requests being answered, by every endpoint

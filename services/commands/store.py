@@ -5,6 +5,7 @@ pass one contract test (tests/services/commands/test_store_contract.py)."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -65,6 +66,8 @@ class AlreadyApplied(Exception):
 
 
 class CommandStore(Protocol):
+    ledger_id: str  # what every signed command names, so its signature holds in this ledger only
+
     async def load(self, aggregate_id: str, *, fresh: bool = False) -> Any:
         """The aggregate's state (None: no events yet). Without ``fresh`` it may be what the
         store last saw, an append on it then fails with ``Conflict`` if it changed since."""
@@ -93,6 +96,7 @@ class MemoryStore:
 
     def __init__(self, fold_of: Callable[[str], Fold]) -> None:
         self.fold_of = fold_of
+        self.ledger_id = f"memory-{uuid.uuid4().hex[:16]}"
         self.ledger: list[Event] = []  # position n is ledger[n - 1]
         self._events: dict[str, list[Event]] = {}
         self._commands: dict[str, Applied] = {}

@@ -195,6 +195,9 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
             "url": f"{base_url}/a2a",
             "version": metadata.version("athenaeum"),
             "capabilities": {"streaming": True, "pushNotifications": False, "stateTransitionHistory": False},
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+                                           "description": "a token from `athenaeum agent token NAME`"}},
+            "security": [{"bearer": []}],
             "defaultInputModes": ["application/json"],
             "defaultOutputModes": ["application/json"],
             "skills": [{

@@ -16,6 +16,7 @@ from litestar import Litestar, MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
 from nats.aio.client import Client
 
 from athenaeum.aggregates.rules import SLUG
@@ -147,5 +148,10 @@ def create_app(nc: Client, base_url: str) -> Litestar:
         before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
-        openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum")),
+        openapi_config=OpenAPIConfig(
+            title="Athenaeum", version=metadata.version("athenaeum"),
+            # An agent bound to a key sends its token (athenaeum agent token NAME); see the README.
+            components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
+            security=[{"bearer": []}],
+        ),
     )

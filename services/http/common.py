@@ -18,6 +18,7 @@ from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
 
 AGENT_HEADER = "X-Agent-Name"
+BEARER = "Bearer "
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # A text of 512,000 characters, JSON-escaped as \u surrogate pairs (12 bytes a character, as
 # Python's json.dumps writes emoji), with room to spare; re-encoded for NATS it is 2 MB at most.
@@ -64,13 +65,19 @@ class Gateway:
         self.nc = nc
         self.timeout = timeout
 
-    def client(self, actor: str) -> AthenaeumClient:
-        return AthenaeumClient(self.nc, actor, self.timeout)
+    def client(self, actor: str, token: str | None = None) -> AthenaeumClient:
+        return AthenaeumClient(self.nc, actor, self.timeout, token=token)
 
     async def send(self, request: Request, command: Command, *, a2a: bool = False) -> Reply:
-        """``a2a``: sent by the A2A gateway, the only sender whose command ids name A2A tasks."""
+        """``a2a``: sent by the A2A gateway, the only sender whose command ids name A2A tasks.
+        With a bearer token the command is its holder's (``X-Agent-Name`` may then be left out)."""
         actor = header(request, AGENT_HEADER)
-        if not SLUG.fullmatch(actor):
+        authorization = header(request, "Authorization")
+        token = authorization[len(BEARER):].strip() if authorization.startswith(BEARER) else None
+        if authorization and not token:
+            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> (athenaeum agent token NAME)",
+                                  "Authorization")
+        if not SLUG.fullmatch(actor) and not (token and not actor):
             return Reply.rejected(
                 "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
                 AGENT_HEADER,
@@ -81,7 +88,7 @@ class Gateway:
             return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "
                                   "send those through /a2a", IDEMPOTENCY_HEADER)
         try:
-            return await self.client(actor).send(command)
+            return await self.client(actor, token).send(command)
         except Unreachable as error:
             return Reply.rejected("unavailable", str(error))
 

@@ -13,9 +13,11 @@ Facts this rests on (measured on nats-server 2.15.1, see DESIGN.md section 5):
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import uuid
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import msgspec
 import nats.errors
@@ -47,6 +49,20 @@ CATCH_UP_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 log = logging.getLogger(__name__)
 _CONNECTION_ERRORS = (nats.errors.Error, OSError)
 NO_RESPONDERS_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
+
+
+class StreamFacts(NamedTuple):
+    """What a process learns of a stream it uses: its replicas, and (for the ledger) its
+    id, which every signed command names, so a signature holds in this ledger only."""
+
+    replicas: int
+    ledger_id: str
+
+
+def ledger_id(name: str, created: str) -> str:
+    """A stream's id: its name and the moment the server created it. A stream deleted and
+    made again under the same name is another ledger."""
+    return f"{name}-{hashlib.sha256(f'{name} {created}'.encode()).hexdigest()[:16]}"
 
 
 class WrongLastSequence(Exception):
@@ -143,9 +159,9 @@ class JetStreamClient:
             except asyncio.TimeoutError:
                 raise OperationalError(f"{doing}: not connected to NATS for {self.timeout}s") from None
 
-    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> int:
+    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> StreamFacts:
         """Create the stream unless it exists (or, with ``create=False``, refuse a missing one);
-        an existing one must allow what we rely on. Returns its number of replicas."""
+        an existing one must allow what we rely on."""
         name = config["name"]
         info = await self._stream_info_patiently(str(name))
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND and not create:
@@ -161,7 +177,7 @@ class JetStreamClient:
             if config.get(option) and not existing.get(option):
                 raise ProgrammingError(f"stream {name} exists without {option}: Athenaeum needs it")
         await self._require_layout(existing, config, int((info.get("state") or {}).get("messages") or 0))
-        return int(existing.get("num_replicas") or 1)
+        return StreamFacts(int(existing.get("num_replicas") or 1), ledger_id(str(name), str(info.get("created"))))
 
     async def _require_layout(self, existing: dict, wanted: dict, messages: int) -> None:
         """A stream written in another layout of subjects and headers is refused, in one line;

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from eventsourcing.persistence import ProgrammingError
 
-from athenaeum.services.jetstream.client import JetStreamClient
+from athenaeum.services.jetstream.client import JetStreamClient, StreamFacts
 from athenaeum.services.jetstream.loop import LoopThread
 
 T = TypeVar("T")
@@ -23,7 +23,7 @@ class Connection:
         except BaseException:
             self._loop.close()
             raise
-        self._replicas: dict[str, int] = {}  # of the streams known to exist
+        self._streams: dict[str, StreamFacts] = {}  # known to exist
 
     def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._loop.loop.is_closed():
@@ -31,12 +31,12 @@ class Connection:
             raise ProgrammingError("this JetStream infrastructure factory is closed")
         return self._loop.run(coroutine)
 
-    def ensure_stream(self, config: dict[str, object], create: bool = True) -> int:
-        """The stream's number of replicas, once it is known to exist as Athenaeum needs it."""
+    def ensure_stream(self, config: dict[str, object], create: bool = True) -> StreamFacts:
+        """What the stream is, once it is known to exist as Athenaeum needs it."""
         name = str(config["name"])
-        if name not in self._replicas:
-            self._replicas[name] = self.run(self.client.ensure_stream(config, create))
-        return self._replicas[name]
+        if name not in self._streams:
+            self._streams[name] = self.run(self.client.ensure_stream(config, create))
+        return self._streams[name]
 
     def __del__(self) -> None:
         # eventsourcing closes no factory it makes for a projection's view: like its SQL

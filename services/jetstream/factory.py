@@ -95,13 +95,14 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         name = str(config["name"])
         if name not in self._logs:
             try:
-                replicas = self.connection.ensure_stream(config, self._create)
+                facts = self.connection.ensure_stream(config, self._create)
             except Exception:
                 # The application being built fails with this, and nobody closes it: close the
                 # connection now, not when garbage collection finds its loop already gone.
                 self.close()
                 raise
-            self._logs[name] = StreamLog(self.connection.client, name, events_log, replicated=replicas > 1)
+            self._logs[name] = StreamLog(self.connection.client, name, events_log, replicated=facts.replicas > 1,
+                                         ledger_id=facts.ledger_id)
         return self._logs[name]
 
     @property

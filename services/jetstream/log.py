@@ -40,7 +40,8 @@ APPEND_ATTEMPTS = 5
 
 class StreamLog:
     def __init__(
-        self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None, replicated: bool = False
+        self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None, replicated: bool = False,
+        ledger_id: str = "",
     ) -> None:
         """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise.
         ``replicated``: the stream has replicas, any of which may answer a direct get before it
@@ -51,6 +52,7 @@ class StreamLog:
         self.positions = Positions()
         self.events_log = events_log
         self.replicated = replicated
+        self.ledger_id = ledger_id  # the stream's, as the server made it (see ``client.ledger_id``)
         self.appended = 0  # the last event sequence this log appended: reads include it
 
     async def append(

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.page import CanonLevel, Endorsing
-from athenaeum.events.page_commands import ApprovePage, EndorsePage, ReadPage, RegisterAgent
+from athenaeum.events.fleet_commands import RegisterAgent
+from athenaeum.events.page_commands import ApprovePage, EndorsePage, ReadPage
 from athenaeum.events.quorum import Preset
 from athenaeum.events.quorum_commands import AckProposal, NackProposal, ProposeQuorum
 from athenaeum.events.ratification import AtomRef, Caveat, Decision, DissentItem, HumanChoice, Resolution
@@ -23,6 +24,7 @@ from athenaeum.events.ratification_commands import CastVote, InitRatification, R
 from athenaeum.events.thread import Vector
 from athenaeum.events.thread_commands import CloseThread, Contribute, OpenThread, RecognizeClosure
 from athenaeum.services.client import AthenaeumClient
+from athenaeum.services.identity.keys import key_pair, key_path, new_seed, public_key
 from athenaeum.services.runtime.serve import SERVICES, ServeOptions, serving_here
 
 ROSTER = ["claude-code", "codex", "gemini"]
@@ -37,12 +39,17 @@ async def run_demo(out: io.TextIOBase) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-demo-") as home:
         # No HTTP: a demo must not take the port a real serve may be using.
         async with serving_here(ServeOptions(Path(home), humans=frozenset({HUMAN}), services=SERVICES - {"http"})) as url:
-            await _scenario(url, out)
+            await _scenario(url, Path(home), out)
 
 
-async def _scenario(url: str, out: io.TextIOBase) -> None:
-    agents = {name: await AthenaeumClient.connect(url, name) for name in [*ROSTER, HUMAN]}
+async def _scenario(url: str, home: Path, out: io.TextIOBase) -> None:
+    """The fleet's keys first: serve made the human's; the human registers each agent's."""
+    seeds = {name: new_seed() for name in ROSTER}
+    agents = {HUMAN: await AthenaeumClient.connect(url, HUMAN, seed=key_path(home, HUMAN))}
     try:
+        for name, seed in seeds.items():
+            await agents[HUMAN].send(RegisterAgent(name=name, public_key=public_key(key_pair(seed))))
+            agents[name] = await AthenaeumClient.connect(url, name, seed=seed)
         await _ratifications(agents, out)
         await _quorum(agents, out)
         await _canon(agents, out)
@@ -93,8 +100,6 @@ async def _quorum(agents: dict[str, AthenaeumClient], out: io.TextIOBase) -> Non
 
 
 async def _canon(agents: dict[str, AthenaeumClient], out: io.TextIOBase) -> None:
-    for name in ROSTER:
-        await agents[HUMAN].send(RegisterAgent(name=name))
     await agents["codex"].send(OpenThread(
         slug=THREAD, context="How long does the ledger keep events?", target=Vector(0.5, 0.5, 0.5),
         body="Forever: the ledger is the audit trail.", questions=["What about personal data?"],

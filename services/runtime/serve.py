@@ -9,9 +9,10 @@ import json
 import logging
 import os
 import signal
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager, redirect_stdout
+from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -26,6 +27,7 @@ from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
+from athenaeum.services.runtime.humans import record_humans
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
@@ -118,6 +120,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of)
             stack.push_async_callback(commands.close)
             handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock)
+            for line in await record_humans(handler, options.humans, options.data_dir):
+                print(f"athenaeum: {line}", file=sys.stderr, flush=True)
         service = await start_command_service(nc, handler if "commands" in options.services else None)
         if "commands" in options.services and handler is not None:
             checkpoints = await CheckpointWriter.start(app, handler, options.checkpoint_every)
@@ -157,7 +161,7 @@ async def serving_here(options: ServeOptions) -> AsyncIterator[str]:
     """``serve`` inside this program (a demo, a benchmark), quietly: its NATS URL once ready,
     or why it could not start; stopped on leaving."""
     ready, stop = asyncio.Event(), asyncio.Event()
-    with redirect_stdout(io.StringIO()):  # the ready line is for a terminal
+    with redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):  # the ready line and notes are for a terminal
         server = asyncio.create_task(serve(options, ready, stop))
         started = asyncio.create_task(ready.wait())
         await asyncio.wait({server, started}, return_when=asyncio.FIRST_COMPLETED)

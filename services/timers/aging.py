@@ -20,7 +20,8 @@ from athenaeum.aggregates.context import Member
 from athenaeum.events import Event, family_id
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID, AgentRegistered
 from athenaeum.events.page import SOFT_CANONICAL_AGING, PageInitialized, PageRevised
-from athenaeum.events.page_commands import AgeAgent, AgePage, ReassessPage
+from athenaeum.events.fleet_commands import AgeAgent
+from athenaeum.events.page_commands import AgePage, ReassessPage
 from athenaeum.projectors import fleet_activity, page_status, pending_work
 from athenaeum.projectors.views import Lookup
 from athenaeum.services.timers.deadlines import Deadline

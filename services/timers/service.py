@@ -28,6 +28,7 @@ from athenaeum.aggregates.application import AthenaeumApplication, MapperDeseria
 from athenaeum.aggregates.rules import ceil_second
 from athenaeum.events import UnknownEventTag, family_id
 from athenaeum.services.commands.handler import CommandHandler, utc_now
+from athenaeum.services.commands.credentials import SERVICE, TIMER_ACTOR
 from athenaeum.services.timers.aging import DORMANCY, PAGE_AGING, approvals_offered, reassessment
 from athenaeum.services.timers.deadlines import PROPOSAL, RATIFICATION, Deadline
 from athenaeum.services.views.projection import PROJECTION as VIEWS_PROJECTION
@@ -36,7 +37,6 @@ from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.views.read_models import ReadModelStore
 
-TIMER_ACTOR = "athenaeum-timer"
 # A message schedule counts nanoseconds since 1970 in 64 bits: one set past April 2262 fires at
 # once, and would be set again and fire again without end. The rules refuse such deadlines;
 # history from before they did is left to the start-up sweep.
@@ -119,7 +119,7 @@ class TimerService:
         """Send the deadline's command; None once it is met, else when it is still due."""
         aggregate = deadline.aggregate(key)
         command = await asyncio.to_thread(deadline.command, key, await self.handler.load(aggregate), self.store)
-        reply = await self.handler.send(command, TIMER_ACTOR)
+        reply = await self.handler.send(command, TIMER_ACTOR, SERVICE)
         if not reply.ok:
             log.warning("expiring %s %s: %s", deadline.family, key, reply.error)
             if reply.error is not None and reply.error.code == "not_found":
@@ -221,7 +221,7 @@ class TimerService:
         for key in pages:
             state = await self.handler.load(family_id("page", key))
             command = reassessment(key, state, activity.members, offered, now)
-            if command is not None and not (reply := await self.handler.send(command, TIMER_ACTOR)).ok:
+            if command is not None and not (reply := await self.handler.send(command, TIMER_ACTOR, SERVICE)).ok:
                 log.warning("reassessing %s: %s", key, reply.error)
 
     def _views_caught_up(self) -> bool:

@@ -14,8 +14,8 @@ from athenaeum.aggregates.page import FAMILY
 from athenaeum.aggregates.page_consensus import consensus
 from athenaeum.events import Event
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle
+from athenaeum.events.fleet_commands import AgeAgent, RegisterAgent
 from athenaeum.events.page_commands import (
-    AgeAgent,
     AgePage,
     ApprovePage,
     ChangeLifecycle,
@@ -25,7 +25,6 @@ from athenaeum.events.page_commands import (
     InitPage,
     ReadPage,
     ReassessPage,
-    RegisterAgent,
     ResolveDispute,
 )
 from tests.aggregates.given import T0, at, decided, given

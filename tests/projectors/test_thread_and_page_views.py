@@ -11,7 +11,8 @@ from athenaeum.aggregates.page import FAMILY as PAGE
 from athenaeum.aggregates.thread import FAMILY as THREAD
 from athenaeum.events import Event
 from athenaeum.events.page import Endorsing
-from athenaeum.events.page_commands import DisputePage, EndorsePage, InitPage, ReadPage, RegisterAgent
+from athenaeum.events.fleet_commands import RegisterAgent
+from athenaeum.events.page_commands import DisputePage, EndorsePage, InitPage, ReadPage
 from athenaeum.events.thread import Vector
 from athenaeum.events.thread_commands import RefuseClosure, ReopenThread
 from athenaeum.projectors.thread_records import render

@@ -28,7 +28,8 @@ def check(served: Served, agent: str, after: int) -> list[tuple[str, str, str]]:
 
 
 def test_a_discussion_becomes_canon(served: Served, tmp_path: Path) -> None:
-    ok(served, "agent", "register", "ada", "--human", actor="ada")  # human by serve's --humans
+    # ada: registered as human, with a key in the data dir, by serve's --humans at its first start.
+    assert refused(served, "agent", "register", "ada", "--human", actor="ada") == "already_exists"
     for agent in ("alice", "bob", "carol"):
         ok(served, "agent", "register", agent, actor="ada")
     assert refused(served, "agent", "register", "mallory", actor="bob") == "not_human"

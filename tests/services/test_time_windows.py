@@ -5,6 +5,7 @@ under an injected clock (``ATHENAEUM_CLOCK_OFFSET``), then served again on the r
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,24 @@ from athenaeum.services.client import SyncClient
 from tests.services.conftest import Served, until
 
 
-def served_with(data_dir: Path, monkeypatch: pytest.MonkeyPatch, offset: str | None) -> Served:
-    if offset:
-        monkeypatch.setenv("ATHENAEUM_CLOCK_OFFSET", offset)
-    else:
-        monkeypatch.delenv("ATHENAEUM_CLOCK_OFFSET", raising=False)
-    return Served(data_dir)
+@pytest.fixture
+def served_with(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[Path, str | None], Served]]:
+    """``serve`` on a data dir with its clock shifted by an offset; any left running (a test
+    that failed half-way) is stopped afterwards."""
+    started: list[Served] = []
+
+    def start(data_dir: Path, offset: str | None) -> Served:
+        if offset:
+            monkeypatch.setenv("ATHENAEUM_CLOCK_OFFSET", offset)
+        else:
+            monkeypatch.delenv("ATHENAEUM_CLOCK_OFFSET", raising=False)
+        started.append(Served(data_dir))
+        return started[-1]
+
+    yield start
+    for served in started:
+        if served.process.poll() is None:
+            served.stop()
 
 
 def check(served: Served, agent: str) -> list[tuple[str, str, str]]:
@@ -37,13 +50,13 @@ def a_page_two_of_three_accept(served: Served, tmp_path: Path) -> None:
     served.run("page", "endorse", "wiki/rules.md", "--status", "accepted", "--session", "s", actor="bob")
 
 
-def test_fourteen_days_on_make_soft_canonical_an_approval_for_the_humans(tmp_path: Path, monkeypatch) -> None:
+def test_fourteen_days_on_make_soft_canonical_an_approval_for_the_humans(tmp_path: Path, served_with) -> None:
     home = tmp_path / "home"
-    then = served_with(home, monkeypatch, "-15d")
+    then = served_with(home, "-15d")
     a_page_two_of_three_accept(then, tmp_path)
     assert check(then, "ada") == [] and check(then, "carol") == [("page", "wiki/rules.md", "review")]
     then.stop()
-    now = served_with(home, monkeypatch, None)
+    now = served_with(home, None)
     try:
         waiting = until(lambda: check(now, "ada"), lambda items: bool(items))
         assert waiting == [("page", "wiki/rules.md", "approve")]
@@ -57,12 +70,12 @@ def test_fourteen_days_on_make_soft_canonical_an_approval_for_the_humans(tmp_pat
         now.stop()
 
 
-def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_path: Path, monkeypatch) -> None:
+def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_path: Path, served_with) -> None:
     home = tmp_path / "home"
-    then = served_with(home, monkeypatch, "-61d")
+    then = served_with(home, "-61d")
     a_page_two_of_three_accept(then, tmp_path)
     then.stop()
-    now = served_with(home, monkeypatch, None)
+    now = served_with(home, None)
     try:
         assert until(lambda: check(now, "carol"), lambda items: not items) == []
         shown = json.loads(now.run("page", "show", "wiki/rules.md", "--json", actor="ada").stdout)
@@ -76,23 +89,23 @@ def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_pa
         now.stop()
 
 
-def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tmp_path: Path, monkeypatch) -> None:
+def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tmp_path: Path, served_with) -> None:
     home = tmp_path / "home"
-    then = served_with(home, monkeypatch, "-20d")
+    then = served_with(home, "-20d")
     a_page_two_of_three_accept(then, tmp_path)
     then.run("page", "read", "wiki/rules.md", "--session", "s", actor="carol")
     then.run("page", "endorse", "wiki/rules.md", "--status", "accepted", "--session", "s", actor="carol")
     then.stop()
-    then = served_with(home, monkeypatch, "-10d")
+    then = served_with(home, "-10d")
     then.run("agent", "register", "dave", actor="ada")  # pending since: not ready for 14 days
     then.stop()
-    now = served_with(home, monkeypatch, None)
+    now = served_with(home, None)
     try:  # the revision's aging comes due, and finds dave's 14 days not yet run
         aged = until(lambda: now.run("export").stdout, lambda lines: '"tag":"PendingAged"' in lines)
         assert '"soft_canonical_ready":false' in aged and check(now, "ada") == []
     finally:
         now.stop()
-    later = served_with(home, monkeypatch, "5d")
+    later = served_with(home, "5d")
     try:
         assert until(lambda: check(later, "ada"), lambda items: bool(items)) == [("page", "wiki/rules.md", "approve")]
         audit = json.loads(later.run("audit", "--humans", "ada", "--json").stdout)
@@ -101,10 +114,10 @@ def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tm
         later.stop()
 
 
-def test_a_window_given_as_a_duration_runs_from_the_services_clock(tmp_path: Path, monkeypatch) -> None:
+def test_a_window_given_as_a_duration_runs_from_the_services_clock(tmp_path: Path, served_with) -> None:
     from datetime import datetime, timedelta, timezone
 
-    shifted = served_with(tmp_path / "home", monkeypatch, "46d")
+    shifted = served_with(tmp_path / "home", "46d")
     try:
         done = shifted.run("ratify", "init", "adr-1", "--roster", "alice", "--text", "# A\n", "--expires-in", "72h",
                            "--json")

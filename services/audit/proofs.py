@@ -1,0 +1,101 @@
+"""Who sent each stored command, checked again from the ledger alone: a signature must verify
+against the key the roster bound its actor to at that position, over the command as signed in
+this ledger; a principal bound to a key, and a human's decision, must be signed at all.
+
+The auditor and ``verify-export`` both run it, the latter with no server: the roster is folded
+from the fleet's own events as they come.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from athenaeum.aggregates.fleet import Fleet, evolve
+from athenaeum.events import event_registry
+from athenaeum.events.commands import CommandRecord
+from athenaeum.events.fleet import FLEET_ID
+from athenaeum.services.audit.findings import Finding
+from athenaeum.services.audit.redecide import Problem
+from athenaeum.services.jetstream.entries import Entry
+from athenaeum.services.commands.credentials import SERVICE_ACTORS
+from athenaeum.services.identity.signing import signed_bytes, verifies
+
+DEPLOYMENT_HUMANS = "agent.register"  # the one command the deployment records for a principal itself
+_decode_record = msgspec.json.Decoder(CommandRecord).decode
+
+
+class Proofs:
+    """``verify-export``'s half: the roster folded from the lines' fleet events as they come,
+    and every command record's proof checked against it (a record that does not decode is
+    the line check's to report)."""
+
+    def __init__(self) -> None:
+        self.ledger_id = ""
+        self.roster: Fleet | None = None
+
+    def check(self, entry: Entry) -> list[Finding]:
+        record = entry.record if entry.kind == "event" else entry.payload if entry.kind == "marker" else None
+        findings = []
+        if record is not None:
+            try:
+                problem = proof_problem(_decode_record(record), self.roster, self.ledger_id)
+            except msgspec.DecodeError:
+                problem = None
+            if problem is not None:
+                findings.append(Finding(problem.severity, problem.code, "export", entry.subject, entry.position,
+                                        problem.message))
+        originator = entry.originator()
+        if entry.kind == "event" and originator is not None and originator[0] == FLEET_ID and entry.topic:
+            try:
+                self.roster = evolve(self.roster, event_registry.decoder_for(entry.topic).decode(entry.payload))
+            except (msgspec.DecodeError, LookupError):
+                pass  # the line check reports what does not decode
+        return findings
+
+
+def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -> Problem | None:
+    """What is wrong with how ``record`` was proven, given the roster just before it."""
+    proof = record.proof
+    if proof is None:
+        return None  # recorded before the ledger knew identities
+    key = roster.key_of(record.actor) if roster is not None else None
+    if proof.by == "service":
+        if record.actor in SERVICE_ACTORS or (record.route == DEPLOYMENT_HUMANS and _registers_itself(record)):
+            return None
+        return Problem("unproven", f"{record.route} as {record.actor!r} is recorded as sent by Athenaeum's own "
+                                   "services, which send no such command")
+    if proof.by == "token":
+        holder = roster.tokens.get(proof.token_sha256 or "") if roster is not None else None
+        if holder != record.actor:
+            return Problem("bad_token", f"{record.route} as {record.actor!r} is recorded as proven by a token the "
+                                        "roster did not hold for it")
+        if record.actor_is_human:
+            return Problem("unsigned_human_decision", f"{record.route} was decided as the human {record.actor!r} "
+                                                      "with a token, not a human's signature")
+        return None
+    if proof.by != "signature":
+        if key is not None:
+            return Problem("unsigned", f"{record.route} as {record.actor!r}, whom the roster binds to a key, was "
+                                       f"accepted unsigned ({proof.by})")
+        if record.actor_is_human:
+            return Problem("unsigned_human_decision", f"{record.route} was decided as the human {record.actor!r} "
+                                                      f"with no human's signature ({proof.by})")
+        return None
+    if roster is not None and record.actor in roster.revoked:
+        return Problem("key_revoked", f"{record.route} is signed by {record.actor!r}, whose key was revoked before it")
+    if key is None or key != proof.public_key:
+        return Problem("bad_signature", f"{record.route} is signed with {proof.public_key}, not the key the roster "
+                                        f"bound {record.actor!r} to ({key or 'none'})")
+    command = bytes(proof.command if proof.command is not None else record.command)
+    if proof.signed_at is None or proof.signature is None or not verifies(
+            key, proof.signature, signed_bytes(ledger_id, record.route, record.actor, proof.signed_at, command)):
+        return Problem("bad_signature", f"{record.route}'s signature is not {record.actor}'s over the command as "
+                                        "stored in this ledger")
+    return None
+
+
+def _registers_itself(record: CommandRecord) -> bool:
+    try:
+        return msgspec.json.decode(bytes(record.command)).get("name") == record.actor
+    except msgspec.DecodeError:
+        return False

@@ -1,0 +1,119 @@
+"""``athenaeum agent ...`` and ``athenaeum key new``: the fleet roster and principals' keys.
+
+Keys live in ``<data-dir>/keys/NAME.nk``; registering a principal without ``--public-key``
+makes its key pair there (or uses the one already there), so ``--as NAME`` then signs with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+from pathlib import Path
+
+from athenaeum.events.commands import Command
+from athenaeum.events.fleet_commands import IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey
+from athenaeum.services.cli.args import UsageError, agent
+from athenaeum.services.commands.credentials import token_sha256
+from athenaeum.services.identity.keys import KeyProblem, key_path, key_pair, new_seed, public_key, read_key, verifier, write_seed
+
+NAMES = ("agent",)
+OLD = ".old"  # the key a rotation replaced, kept
+SUMMARIES: dict = {}
+
+
+def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser,
+              data_dir_option: argparse.ArgumentParser) -> None:
+    key = subparsers.add_parser("key", help="principals' key pairs (Ed25519 nkeys), on this machine")
+    key_verbs = key.add_subparsers(dest="verb", required=True, metavar="VERB")
+    new = key_verbs.add_parser("new", parents=[data_dir_option],
+                               help="make NAME's key pair in <data-dir>/keys/NAME.nk and print its public key")
+    new.add_argument("name")
+    new.add_argument("--out", type=Path, help="write the seed here instead")
+
+    roster = subparsers.add_parser("agent", help="the fleet roster: principals and their keys")
+    verbs = roster.add_subparsers(dest="verb", required=True, metavar="VERB")
+    register = verbs.add_parser("register", parents=[common],
+                                help="register a principal with its public key (by a human, or anyone on an empty roster)")
+    register.add_argument("name")
+    register.add_argument("--human", action="store_true", help="a human principal, who decides")
+    register.add_argument("--public-key", help="its public nkey (U...); default: make its key pair in <data-dir>/keys")
+    rotate = verbs.add_parser("rotate-key", parents=[common], help="bind a principal to a new key (itself or a human)")
+    rotate.add_argument("name")
+    rotate.add_argument("--public-key", help="the new public nkey; default: a new key pair in <data-dir>/keys/NAME.nk, "
+                                             "once the ledger took it (the old one kept as NAME.nk.old)")
+    revoke = verbs.add_parser("revoke", parents=[common], help="end a principal's key (itself or a human)")
+    revoke.add_argument("name")
+    revoke.add_argument("--reason", default="")
+    token = verbs.add_parser("token", parents=[common],
+                             help="issue an HTTP bearer token for an agent, shown once (itself or a human)")
+    token.add_argument("name")
+    token.add_argument("--revoke", metavar="TOKEN", help="end this token instead")
+
+
+def new_key(args: argparse.Namespace, data_dir: Path) -> str:
+    """``key new``: the public key of the pair it wrote."""
+    agent(args.name, "NAME")
+    path = args.out or key_path(data_dir, args.name)
+    seed = new_seed()
+    try:
+        write_seed(path, seed)
+    except KeyProblem as problem:
+        raise UsageError(str(problem)) from None
+    return f"{public_key(key_pair(seed))}  (seed in {path})"
+
+
+def command_from(args: argparse.Namespace) -> Command:
+    agent(args.name, "NAME")
+    match args.verb:
+        case "register":
+            return RegisterAgent(name=args.name, human=args.human, public_key=_key(args, rotating=False))
+        case "rotate-key":
+            return RotateKey(name=args.name, public_key=_key(args, rotating=True))
+        case "revoke":
+            return RevokeAgent(name=args.name, reason=args.reason)
+        case "token" if args.revoke:
+            return RevokeToken(name=args.name, token_sha256=token_sha256(args.revoke))
+        case "token":
+            args.new_token = secrets.token_urlsafe(32)
+            return IssueToken(name=args.name, token_sha256=token_sha256(args.new_token))
+    raise UsageError(f"unknown verb {args.verb}")
+
+
+def _key(args: argparse.Namespace, rotating: bool) -> str:
+    """The public key given, checked; else the pair in <data-dir>/keys/NAME.nk, or (none there,
+    or a rotation) a new pair, which ``accepted`` writes there once the ledger took it."""
+    if args.public_key is not None:
+        try:
+            verifier(args.public_key)
+        except KeyProblem as problem:
+            raise UsageError(f"--public-key: {problem}") from None
+        return args.public_key
+    path = key_path(args.data_dir, args.name)
+    try:
+        if path.exists() and not rotating:
+            return public_key(read_key(path))
+    except KeyProblem as problem:
+        raise UsageError(str(problem)) from None
+    args.new_seed = new_seed()
+    return public_key(key_pair(args.new_seed))
+
+
+def accepted(args: argparse.Namespace) -> str | None:
+    """After the ledger took the command: the key pair made for it is kept, replacing (and
+    keeping beside it) the one a rotation ended; where, to say so. A token issued is shown now,
+    once: the ledger keeps only its SHA-256."""
+    if (token := getattr(args, "new_token", None)) is not None:
+        print(token)
+        return f"{args.name}'s bearer token (above) is shown only now: send it as Authorization: Bearer <token>"
+    seed = getattr(args, "new_seed", None)
+    if seed is None:
+        return None
+    path = key_path(args.data_dir, args.name)
+    if path.exists():
+        path.rename(path.with_name(path.name + OLD))
+    write_seed(path, seed)
+    return f"{args.name}'s key is in {path}"
+
+
+def query_from(args: argparse.Namespace) -> None:
+    return None  # the roster's verbs are all commands

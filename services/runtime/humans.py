@@ -1,0 +1,38 @@
+"""The deployment's humans, made ledger facts at the first start: ``serve --humans ada``
+registers each with a key (made in ``<data-dir>/keys`` when there is none), and from then on
+the roster, not the flag, says who is human."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from athenaeum.events.fleet import FLEET_ID
+from athenaeum.events.fleet_commands import RegisterAgent
+from athenaeum.services.commands.credentials import SERVICE
+from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.identity.keys import key_path, new_seed, public_key, read_key, write_seed
+
+log = logging.getLogger(__name__)
+
+
+async def record_humans(handler: CommandHandler, humans: frozenset[str], data_dir: Path) -> list[str]:
+    """Register the deployment's ``humans`` unless the roster names humans already; what to
+    tell the operator (keys made, names ignored)."""
+    roster = await handler.load(FLEET_ID)
+    if roster is not None and roster.humans:
+        ignored = sorted(humans - set(roster.humans))
+        return [f"--humans {', '.join(ignored)}: ignored, the ledger names its humans ({', '.join(roster.humans)}); "
+                "a human registers another with `athenaeum agent register NAME --human`"] if ignored else []
+    said = []
+    for name in sorted(humans):
+        path = key_path(data_dir, name)
+        if not path.exists():
+            write_seed(path, new_seed())
+            said.append(f"made {name}'s key in {path}")
+        command = RegisterAgent(name=name, human=True, public_key=public_key(read_key(path)),
+                                command_id=f"deployment-human-{name}")
+        reply = await handler.send(command, name, SERVICE)
+        if not reply.ok and reply.error is not None and reply.error.code != "already_exists":
+            raise RuntimeError(f"could not record {name} as a human: {reply.error.message}")
+    return said

@@ -1,0 +1,105 @@
+"""Who may act as whom, on the in-memory store: a principal the roster binds to a key acts
+only with it (PROTOCOLS.md conventions: actor_mismatch, bad_signature, key_revoked)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import msgspec
+
+from athenaeum.aggregates.families import fold_of
+from athenaeum.events.commands import Command
+from athenaeum.events.fleet_commands import RegisterAgent, RevokeAgent, RotateKey
+from athenaeum.events.ratification_commands import InitRatification
+from athenaeum.services.commands.credentials import SERVICE, TIMER_ACTOR, Credential
+from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.routes import BY_COMMAND
+from athenaeum.services.commands.store import CommandKey, MemoryStore
+from athenaeum.services.identity.keys import key_pair, new_seed, public_key
+from athenaeum.services.identity.signing import sign, signed_bytes
+
+ADA, ALICE = key_pair(new_seed()), key_pair(new_seed())
+
+
+def signed(store: MemoryStore, pair, command: Command, actor: str, at: datetime | None = None) -> Credential:  # type: ignore[no-untyped-def]
+    at = at or datetime.now(timezone.utc)
+    message = signed_bytes(store.ledger_id, BY_COMMAND[type(command)].name, actor, at, msgspec.json.encode(command))
+    return Credential(signature=sign(pair, message), signed_at=at)
+
+
+async def fleet() -> tuple[CommandHandler, MemoryStore]:
+    """ada, the deployment's human, and alice, registered by her, each with a key."""
+    store = MemoryStore(fold_of)
+    handler = CommandHandler(store, humans=frozenset({"ada"}))
+    register_ada = RegisterAgent(name="ada", human=True, public_key=public_key(ADA), command_id="h")
+    assert (await handler.send(register_ada, "ada", SERVICE)).ok
+    register = RegisterAgent(name="alice", public_key=public_key(ALICE), command_id="r")
+    assert (await handler.send(register, "ada", signed(store, ADA, register, "ada"))).ok
+    return handler, store
+
+
+def init(topic: str) -> InitRatification:
+    return InitRatification(topic=topic, roster=["alice"], artifact="# A\n", command_id=f"init-{topic}")
+
+
+async def test_a_signed_command_is_stored_with_its_signature_and_key() -> None:
+    handler, store = await fleet()
+    command = init("adr-1")
+    assert (await handler.send(command, "alice", signed(store, ALICE, command, "alice"))).ok
+    applied = await store.applied(CommandKey("alice", "adr-1", "init-adr-1"))
+    assert applied is not None and applied.record.proof.by == "signature"
+    assert applied.record.proof.public_key == public_key(ALICE)
+
+
+async def test_a_bound_principal_cannot_act_unsigned_or_with_another_key() -> None:
+    handler, store = await fleet()
+    command = init("adr-1")
+    unsigned = await handler.send(command, "alice")
+    assert unsigned.error.code == "bad_signature" and unsigned.error.field == "signature"
+    as_ada = await handler.send(command, "ada", signed(store, ALICE, command, "ada"))
+    assert as_ada.error.code == "bad_signature"
+    other_ledger = MemoryStore(fold_of)
+    elsewhere = await handler.send(command, "alice", signed(other_ledger, ALICE, command, "alice"))
+    assert elsewhere.error.code == "bad_signature"  # signed for another deployment
+    stale = await handler.send(command, "alice", signed(store, ALICE, command, "alice",
+                                                           datetime.now(timezone.utc) - timedelta(hours=1)))
+    assert stale.error.code == "bad_signature" and stale.error.field == "signed_at"
+    assert len(store.ledger) == 2  # the registrations only
+
+
+async def test_an_unregistered_signer_and_a_service_name_are_refused() -> None:
+    handler, store = await fleet()
+    stranger = key_pair(new_seed())
+    command = init("adr-2")
+    assert (await handler.send(command, "bob", signed(store, stranger, command, "bob"))).error.code == "bad_signature"
+    assert (await handler.send(command, TIMER_ACTOR)).error.code == "actor_mismatch"
+    assert len(store.ledger) == 2
+
+
+async def test_a_rotated_key_replaces_the_old_and_a_revoked_one_acts_no_more() -> None:
+    handler, store = await fleet()
+    new = key_pair(new_seed())
+    rotate = RotateKey(name="alice", public_key=public_key(new), command_id="rot")
+    assert (await handler.send(rotate, "alice", signed(store, ALICE, rotate, "alice"))).ok
+    command = init("adr-3")
+    assert (await handler.send(command, "alice", signed(store, ALICE, command, "alice"))).error.code == "bad_signature"
+    assert (await handler.send(command, "alice", signed(store, new, command, "alice"))).ok
+    revoke = RevokeAgent(name="alice", reason="lost laptop", command_id="rev")
+    assert (await handler.send(revoke, "ada", signed(store, ADA, revoke, "ada"))).ok
+    later = init("adr-4")
+    refused = await handler.send(later, "alice", signed(store, new, later, "alice"))
+    assert refused.error.code == "key_revoked" and refused.error.field == "actor"
+
+
+async def test_a_key_binds_one_principal_and_only_its_owner_or_a_human_rotates_it() -> None:
+    handler, store = await fleet()
+    taken = RegisterAgent(name="bob", public_key=public_key(ALICE), command_id="b")
+    reply = await handler.send(taken, "ada", signed(store, ADA, taken, "ada"))
+    assert reply.error.code == "already_exists" and reply.error.field == "public_key"
+    malformed = RegisterAgent(name="bob", public_key="Unot-a-key", command_id="b2")
+    assert (await handler.send(malformed, "ada", signed(store, ADA, malformed, "ada"))).error.code == "invalid"
+    bob = key_pair(new_seed())
+    register = RegisterAgent(name="bob", public_key=public_key(bob), command_id="b3")
+    assert (await handler.send(register, "ada", signed(store, ADA, register, "ada"))).ok
+    hijack = RotateKey(name="alice", public_key=public_key(key_pair(new_seed())), command_id="hj")
+    assert (await handler.send(hijack, "bob", signed(store, bob, hijack, "bob"))).error.code == "not_human"

@@ -1,0 +1,152 @@
+"""Identity driven as users and attackers would, against ``athenaeum serve --humans ada``:
+keys made and used by the CLI, nobody acting as another, rotation and revocation, and every
+signature checked again by ``audit`` and, offline, by ``verify-export``."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import stat
+from datetime import datetime, timezone
+from pathlib import Path
+
+import httpx
+from athenaeum.aggregates.context import Context
+from athenaeum.aggregates.ratification import FAMILY
+from athenaeum.events.commands import Proof
+from athenaeum.events.ratification import Decision
+from athenaeum.events.ratification_commands import CastVote
+from athenaeum.services.identity.keys import key_path
+from tests.services.conftest import Served
+from tests.services.test_audit import audit, forge, hard, ledger  # noqa: F401  (a fixture)
+
+TEXT = "# ADR 30\n"
+
+
+def keys(served: Served) -> Path:
+    return served.data_dir / "keys"
+
+
+def fleet(served: Served) -> None:
+    """ada (human, keyed by serve) registers alice and bob; the CLI makes their keys."""
+    for name in ("alice", "bob"):
+        done = served.run("agent", "register", name, actor="ada")
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def lines(served: Served) -> int:
+    return len(served.run("export").stdout.splitlines())
+
+
+def test_serve_keys_its_humans_and_the_audit_needs_no_humans_flag(ledger: Served) -> None:  # noqa: F811
+    ada = key_path(ledger.data_dir, "ada")
+    assert stat.S_IMODE(ada.stat().st_mode) == 0o600
+    fleet(ledger)
+    assert stat.S_IMODE(key_path(ledger.data_dir, "alice").stat().st_mode) == 0o600
+    assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT).returncode == 0
+    for name, vote in (("alice", "--sign"), ("bob", "--dissent")):
+        args = ["--atom", "ADR 30::adr-30::too soon"] if vote == "--dissent" else []
+        assert ledger.run("ratify", "vote", "adr-30", "--sha256", _sha(), vote, *args, actor=name).returncode == 0
+    decided = ledger.run("ratify", "decide", "adr-30", "--decision", "reject", actor="ada")
+    assert decided.returncode == 0, decided.stdout + decided.stderr
+    done = ledger.run("audit", "--json")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0 and report["summary"]["HARD"] == 0, report
+    assert not [f for f in report["findings"] if f["code"] == "humans_unchecked"]
+
+
+def _sha() -> str:
+    return hashlib.sha256(TEXT.encode()).hexdigest()
+
+
+def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) -> None:  # noqa: F811
+    fleet(ledger)
+    assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT).returncode == 0
+    before = lines(ledger)
+    alice = str(key_path(ledger.data_dir, "alice"))
+    attempts = [
+        ("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--as", "bob", "--key", alice),
+        ("agent", "register", "mallory", "--human", "--as", "ada", "--key", alice),
+        ("agent", "rotate-key", "bob", "--as", "bob", "--key", alice),
+    ]
+    for attempt in attempts:
+        *args, _, actor, _, key = attempt
+        done = ledger.run(*args, "--key", key, "--json", actor=actor)
+        assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "bad_signature", done.stdout
+    key_path(ledger.data_dir, "bob").unlink()  # bob's key gone: his name alone proves nothing
+    done = ledger.run("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--json", actor="bob")
+    assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "bad_signature"
+    assert lines(ledger) == before
+
+
+def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Served, tmp_path: Path) -> None:  # noqa: F811
+    fleet(ledger)
+    assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT, actor="alice").returncode == 0
+    assert ledger.run("agent", "rotate-key", "alice", actor="alice").returncode == 0
+    old = key_path(ledger.data_dir, "alice").with_name("alice.nk.old")
+    vote = ("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--json")
+    done = ledger.run(*vote, "--key", str(old), actor="alice")
+    assert json.loads(done.stdout)["error"]["code"] == "bad_signature"
+    assert ledger.run(*vote, actor="alice").returncode == 0  # the new key
+    assert ledger.run("agent", "revoke", "bob", "--reason", "left", actor="ada").returncode == 0
+    done = ledger.run(*vote, actor="bob")
+    assert json.loads(done.stdout)["error"]["code"] == "key_revoked"
+    code, report = audit(ledger)
+    assert code == 0 and not hard(report), report  # what alice signed with her old key holds
+    path = tmp_path / "ledger.jsonl"
+    path.write_text(ledger.run("export").stdout)
+    verified = ledger.run("verify-export", str(path), "--json")
+    assert verified.returncode == 0 and json.loads(verified.stdout)["summary"]["HARD"] == 0
+
+
+def test_a_flipped_signature_fails_verify_export_and_a_forged_one_fails_the_audit(
+        ledger: Served, tmp_path: Path) -> None:  # noqa: F811
+    fleet(ledger)
+    assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT, actor="alice").returncode == 0
+    exported = ledger.run("export").stdout.splitlines()
+    victim = next(i for i, line in enumerate(exported) if '"tag":"ArtifactFrozen"' in line)
+    line = json.loads(exported[victim])
+    record = json.loads(base64.b64decode(line["headers"]["Athenaeum-Command"]))
+    signature = record["proof"]["signature"]
+    record["proof"]["signature"] = ("B" if signature[0] != "B" else "C") + signature[1:]
+    line["headers"]["Athenaeum-Command"] = base64.b64encode(json.dumps(record).encode()).decode()
+    line["command"] = record  # consistent with the stored bytes: only the signature is wrong
+    path = tmp_path / "flipped.jsonl"
+    path.write_text("\n".join(exported[:victim] + [json.dumps(line)] + exported[victim + 1:]) + "\n")
+    verified = json.loads(ledger.run("verify-export", str(path), "--json").stdout)
+    assert "bad_signature" in [f["code"] for f in verified["findings"] if f["severity"] == "HARD"]
+
+    alice_key = record["proof"]["public_key"]
+    vote = CastVote(topic="adr-30", sha256=_sha(), decision=Decision.SIGN, command_id="forged")
+    proof = Proof(by="signature", public_key=alice_key, signed_at=datetime.now(timezone.utc),
+                  signature=base64.urlsafe_b64encode(b"\0" * 64).decode())
+    position = forge(ledger, lambda state: FAMILY.decide(state, vote, Context(
+        actor="alice", now=datetime.now(timezone.utc), command_id="forged")), "adr-30", vote, "alice",
+        proof=proof)
+    code, report = audit(ledger)
+    assert code == 1 and [(f["code"], f["position"]) for f in hard(report)] == [("bad_signature", position)]
+
+
+def test_http_takes_a_bearer_token_for_an_agent_bound_to_a_key(ledger: Served) -> None:  # noqa: F811
+    fleet(ledger)
+    http = ledger.ready_line.split("http=")[1].split()[0]
+    issued = ledger.run("agent", "token", "alice", actor="alice")
+    assert issued.returncode == 0, issued.stderr
+    token = issued.stdout.strip().splitlines()[-1]
+    body = {"topic": "adr-31", "roster": ["alice", "bob"], "artifact": TEXT}
+    url = f"{http}/commands/ratification/init"
+    assert httpx.post(url, json=body, headers={"X-Agent-Name": "alice"}).status_code == 401  # bound: prove it
+    assert httpx.post(url, json=body, headers={"Authorization": "Bearer forged"}).status_code == 401
+    as_bob = httpx.post(url, json=body, headers={"Authorization": f"Bearer {token}", "X-Agent-Name": "bob"})
+    assert as_bob.status_code == 403 and as_bob.json()["error"]["code"] == "actor_mismatch"
+    done = httpx.post(url, json=body, headers={"Authorization": f"Bearer {token}"})
+    assert done.status_code == 200 and done.json()["events"][0]["actor"] == "alice"
+    assert ledger.run("agent", "token", "alice", "--revoke", token, actor="alice").returncode == 0
+    body["topic"] = "adr-32"
+    assert httpx.post(url, json=body, headers={"Authorization": f"Bearer {token}"}).status_code == 401
+    card = httpx.get(f"{http}/.well-known/agent.json").json()
+    assert card["securitySchemes"]["bearer"]["scheme"] == "bearer" and card["security"] == [{"bearer": []}]
+    assert "bearer" in httpx.get(f"{http}/openapi.json").json()["components"]["securitySchemes"]
+    code, report = audit(ledger)
+    assert code == 0 and not hard(report), report
