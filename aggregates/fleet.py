@@ -40,6 +40,10 @@ class Fleet(AggregateState, tag="Fleet"):
     def key_of(self, name: str) -> str | None:
         return None if name in self.revoked else self.keys.get(name)
 
+    def holder_of(self, public_key: str) -> str | None:
+        """The principal a key binds, if any."""
+        return next((name for name, key in self.keys.items() if key == public_key), None)
+
 
 def evolve(state: Fleet | None, event: Event) -> Fleet | None:
     match event:
@@ -96,20 +100,23 @@ def register(state: Fleet | None, command: RegisterAgent, context: Context) -> l
 
 
 def rotate_key(state: Fleet | None, command: RotateKey, context: Context) -> list[Event]:
-    state = _registered(state, command.name, context, "rotates")
+    state = _registered(state, command.name, context, "rotate the key of")
     _require_new_key(state, command.public_key)
     return [Stamp(FLEET_ID, state.version, context)(KeyRotated, name=command.name, public_key=command.public_key,
                                                     previous_key=state.keys.get(command.name), by=context.actor)]
 
 
 def revoke(state: Fleet | None, command: RevokeAgent, context: Context) -> list[Event]:
-    state = _registered(state, command.name, context, "revokes")
+    state = _registered(state, command.name, context, "revoke the key of")
     return [Stamp(FLEET_ID, state.version, context)(AgentRevoked, name=command.name, public_key=state.keys.get(command.name),
                                                     reason=command.reason, by=context.actor)]
 
 
 def issue_token(state: Fleet | None, command: IssueToken, context: Context) -> list[Event]:
-    state = _registered(state, command.name, context, "issues")
+    """Tokens are for agents: a human's commands are signed with the human's key."""
+    state = _registered(state, command.name, context, "issue a token for")
+    if command.name in state.humans:
+        raise Invalid(f"{command.name} is human: a human signs with the human's key, and takes no token", "name")
     if not TOKEN_SHA256.fullmatch(command.token_sha256):
         raise Invalid("a token's SHA-256 is 64 lowercase hex digits", "token_sha256")
     if command.token_sha256 in state.tokens:
@@ -119,7 +126,7 @@ def issue_token(state: Fleet | None, command: IssueToken, context: Context) -> l
 
 
 def revoke_token(state: Fleet | None, command: RevokeToken, context: Context) -> list[Event]:
-    state = _registered(state, command.name, context, "revokes")
+    state = _registered(state, command.name, context, "revoke a token of")
     if state.tokens.get(command.token_sha256) != command.name:
         raise NotFound(f"no token of {command.name!r} has this SHA-256", "token_sha256")
     return [Stamp(FLEET_ID, state.version, context)(TokenRevoked, name=command.name, token_sha256=command.token_sha256,
@@ -133,14 +140,15 @@ def _registered(state: Fleet | None, name: str, context: Context, verb: str) -> 
     if name in state.revoked:
         raise KeyRevoked(f"{name}'s key is revoked already", "name")
     if context.actor != name and not context.actor_is_human:
-        raise NotHuman(f"{context.actor!r} is neither {name!r} nor a human principal; one of them {verb} its key", "actor")
+        raise NotHuman(f"{context.actor!r} is neither {name!r} nor a human principal: only they may {verb} {name}",
+                       "actor")
     return state
 
 
 def _require_new_key(state: Fleet | None, public_key: str) -> None:
     if not PUBLIC_KEY.fullmatch(public_key):
         raise Invalid(f"{public_key!r} is not a user's public nkey (U and 55 base32 letters)", "public_key")
-    holder = next((name for name, key in (state.keys if state else {}).items() if key == public_key), None)
+    holder = state.holder_of(public_key) if state is not None else None
     if holder is not None:
         raise AlreadyExists(f"this key is bound to {holder!r} already: a key binds one principal", "public_key")
 

@@ -33,7 +33,7 @@ class Proof(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=Tru
     public_key: str | None = None
     signed_at: datetime | None = None
     signature: str | None = None  # base64url of the Ed25519 signature
-    command: msgspec.Raw | None = None  # the command as signed, when the service filled in more (an id)
+    command: str | None = None  # the command's JSON as signed, when the service filled in more (an id)
     token_sha256: str | None = None  # the bearer token's, as the roster knows it
 
 
@@ -58,3 +58,6 @@ class CommandRecord(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fi
     humans_configured: bool = False
     as_of_position: int | None = None
     proof: Proof | None = None  # None: recorded before the ledger knew identities
+
+
+decode_record = msgspec.json.Decoder(CommandRecord).decode

@@ -12,55 +12,57 @@ import msgspec
 
 from athenaeum.aggregates.fleet import Fleet, evolve
 from athenaeum.events import event_registry
-from athenaeum.events.commands import CommandRecord
+from athenaeum.events.commands import CommandRecord, decode_record
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.redecide import Problem
 from athenaeum.services.jetstream.entries import Entry
-from athenaeum.services.commands.credentials import SERVICE_ACTORS
+from athenaeum.services.commands.credentials import SERVICE_ACTORS, deployment_command_id
 from athenaeum.services.identity.signing import signed_bytes, verifies
 
-DEPLOYMENT_HUMANS = "agent.register"  # the one command the deployment records for a principal itself
-_decode_record = msgspec.json.Decoder(CommandRecord).decode
+REGISTRATION = "agent.register"
 
 
 class Proofs:
     """``verify-export``'s half: the roster folded from the lines' fleet events as they come,
-    and every command record's proof checked against it (a record that does not decode is
-    the line check's to report)."""
+    and every command record's proof checked against the roster as it stood before the
+    command (a record stored in a marker comes after its events: they wait for it)."""
 
     def __init__(self) -> None:
         self.ledger_id = ""
         self.roster: Fleet | None = None
+        self.before: Fleet | None = None  # the roster before the command being read
 
     def check(self, entry: Entry) -> list[Finding]:
+        if entry.kind == "event" and entry.carries_command:
+            self.before = self.roster
         record = entry.record if entry.kind == "event" else entry.payload if entry.kind == "marker" else None
-        findings = []
+        problem = None
         if record is not None:
             try:
-                problem = proof_problem(_decode_record(record), self.roster, self.ledger_id)
-            except msgspec.DecodeError:
-                problem = None
-            if problem is not None:
-                findings.append(Finding(problem.severity, problem.code, "export", entry.subject, entry.position,
-                                        problem.message))
+                problem = proof_problem(decode_record(record), self.before, self.ledger_id)
+            except msgspec.DecodeError as error:
+                problem = Problem("undecodable_command", f"the command's record does not decode: {error}")
         originator = entry.originator()
         if entry.kind == "event" and originator is not None and originator[0] == FLEET_ID and entry.topic:
             try:
                 self.roster = evolve(self.roster, event_registry.decoder_for(entry.topic).decode(entry.payload))
             except (msgspec.DecodeError, LookupError):
                 pass  # the line check reports what does not decode
-        return findings
+        if problem is None:
+            return []
+        return [Finding(problem.severity, problem.code, "export", entry.subject, entry.position, problem.message)]
 
 
 def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -> Problem | None:
     """What is wrong with how ``record`` was proven, given the roster just before it."""
     proof = record.proof
-    if proof is None:
-        return None  # recorded before the ledger knew identities
     key = roster.key_of(record.actor) if roster is not None else None
+    if proof is None:  # recorded before the ledger knew identities, when no key bound anyone
+        return None if key is None else Problem(
+            "unsigned", f"{record.route} as {record.actor!r}, whom the roster binds to a key, has no proof at all")
     if proof.by == "service":
-        if record.actor in SERVICE_ACTORS or (record.route == DEPLOYMENT_HUMANS and _registers_itself(record)):
+        if record.actor in SERVICE_ACTORS or _deployment_human(record):
             return None
         return Problem("unproven", f"{record.route} as {record.actor!r} is recorded as sent by Athenaeum's own "
                                    "services, which send no such command")
@@ -86,7 +88,7 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -
     if key is None or key != proof.public_key:
         return Problem("bad_signature", f"{record.route} is signed with {proof.public_key}, not the key the roster "
                                         f"bound {record.actor!r} to ({key or 'none'})")
-    command = bytes(proof.command if proof.command is not None else record.command)
+    command = proof.command.encode() if proof.command is not None else bytes(record.command)
     if proof.signed_at is None or proof.signature is None or not verifies(
             key, proof.signature, signed_bytes(ledger_id, record.route, record.actor, proof.signed_at, command)):
         return Problem("bad_signature", f"{record.route}'s signature is not {record.actor}'s over the command as "
@@ -94,8 +96,11 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -
     return None
 
 
-def _registers_itself(record: CommandRecord) -> bool:
+def _deployment_human(record: CommandRecord) -> bool:
+    """The registration ``serve --humans`` records for each human at its first start."""
     try:
-        return msgspec.json.decode(bytes(record.command)).get("name") == record.actor
+        command = msgspec.json.decode(bytes(record.command))
     except msgspec.DecodeError:
         return False
+    return (record.route == REGISTRATION and isinstance(command, dict) and command.get("name") == record.actor
+            and command.get("command_id") == deployment_command_id(record.actor))

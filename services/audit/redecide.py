@@ -14,14 +14,13 @@ import msgspec
 from athenaeum.aggregates.context import Context, Member
 from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.events import Event
-from athenaeum.events.commands import CommandRecord
+from athenaeum.events.commands import CommandRecord, decode_record
 from athenaeum.services.commands.handler import fingerprint, scoped
 from athenaeum.services.commands.routes import BY_NAME
 from athenaeum.services.commands.store import CommandKey
 from athenaeum.services.jetstream.subjects import command_token
 
 _encoder = msgspec.json.Encoder()
-_decode_record = msgspec.json.Decoder(CommandRecord).decode
 
 
 class Knowledge(NamedTuple):
@@ -42,7 +41,7 @@ class Problem(NamedTuple):
 
 def record_of(raw: bytes) -> CommandRecord | Problem:
     try:
-        return _decode_record(raw)
+        return decode_record(raw)
     except msgspec.DecodeError as error:
         return Problem("undecodable_command", f"the command's record does not decode: {error}")
 

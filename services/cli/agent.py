@@ -14,10 +14,12 @@ from athenaeum.events.commands import Command
 from athenaeum.events.fleet_commands import IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey
 from athenaeum.services.cli.args import UsageError, agent
 from athenaeum.services.commands.credentials import token_sha256
-from athenaeum.services.identity.keys import KeyProblem, key_path, key_pair, new_seed, public_key, read_key, verifier, write_seed
+from athenaeum.services.identity.keys import (
+    KeyProblem, key_pair, key_path, new_seed, public_key, read_key, verifier, write_seed,
+)
 
 NAMES = ("agent",)
-OLD = ".old"  # the key a rotation replaced, kept
+NEW, OLD = ".new", ".old"  # a key until the ledger took it; the one a rotation replaced, kept
 SUMMARIES: dict = {}
 
 
@@ -80,8 +82,10 @@ def command_from(args: argparse.Namespace) -> Command:
 
 
 def _key(args: argparse.Namespace, rotating: bool) -> str:
-    """The public key given, checked; else the pair in <data-dir>/keys/NAME.nk, or (none there,
-    or a rotation) a new pair, which ``accepted`` writes there once the ledger took it."""
+    """The public key given, checked; else the pair in <data-dir>/keys/NAME.nk; else (none
+    there, or a rotation) a new pair in NAME.nk.new, which ``finished`` puts in place once the
+    ledger took it. A NAME.nk.new already there is an earlier try's, whose answer was lost: the
+    same key goes again, so a command that did land is not locked out of its key."""
     if args.public_key is not None:
         try:
             verifier(args.public_key)
@@ -89,29 +93,35 @@ def _key(args: argparse.Namespace, rotating: bool) -> str:
             raise UsageError(f"--public-key: {problem}") from None
         return args.public_key
     path = key_path(args.data_dir, args.name)
+    pending = path.with_name(path.name + NEW)
     try:
         if path.exists() and not rotating:
             return public_key(read_key(path))
+        if not pending.exists():
+            write_seed(pending, new_seed())
+        args.pending_key = pending
+        return public_key(read_key(pending))
     except KeyProblem as problem:
         raise UsageError(str(problem)) from None
-    args.new_seed = new_seed()
-    return public_key(key_pair(args.new_seed))
 
 
-def accepted(args: argparse.Namespace) -> str | None:
-    """After the ledger took the command: the key pair made for it is kept, replacing (and
-    keeping beside it) the one a rotation ended; where, to say so. A token issued is shown now,
-    once: the ledger keeps only its SHA-256."""
-    if (token := getattr(args, "new_token", None)) is not None:
+def finished(args: argparse.Namespace, accepted: bool) -> str | None:
+    """After the ledger answered: a key pair made for the command takes its place (the one a
+    rotation ended kept beside it) or, refused, is removed; a token issued is shown, once (the
+    ledger keeps only its SHA-256). What to tell the user, if anything."""
+    if accepted and (token := getattr(args, "new_token", None)) is not None:
         print(token)
         return f"{args.name}'s bearer token (above) is shown only now: send it as Authorization: Bearer <token>"
-    seed = getattr(args, "new_seed", None)
-    if seed is None:
+    pending = getattr(args, "pending_key", None)
+    if pending is None:
+        return None
+    if not accepted:
+        pending.unlink(missing_ok=True)
         return None
     path = key_path(args.data_dir, args.name)
     if path.exists():
-        path.rename(path.with_name(path.name + OLD))
-    write_seed(path, seed)
+        path.replace(path.with_name(path.name + OLD))
+    pending.replace(path)
     return f"{args.name}'s key is in {path}"
 
 

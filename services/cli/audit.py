@@ -29,14 +29,14 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     audit.add_argument("--family", dest="only_family", choices=["ratification", "quorum", "thread", "page", "task", "fleet", "ledger",
                                             "views"], help="report only this family's findings (the whole ledger is replayed)")
     audit.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
-                       help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
+                       help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
     audit.add_argument("--read-models", help="the live views to compare (default: the data dir's SQLite)")
 
     replay = subparsers.add_parser("replay", parents=[common], help="write every aggregate's records as of a point")
     replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
     replay.add_argument("--out", required=True, type=Path, help="a new or empty directory for the records")
     replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
-                        help="the deployment's human principals, as serve's --humans (default $ATHENAEUM_HUMANS)")
+                        help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
 
     export = subparsers.add_parser("export", parents=[common], help="the ledger as JSON Lines, on stdout")
     export.add_argument("--since", type=int, default=1, help="the first position to export")

@@ -197,8 +197,8 @@ def _main(argv: list[str] | None) -> int:
         print(f"athenaeum: {error}", file=sys.stderr)
         return UNREACHABLE
     show(reply, args.json)
-    if reply.ok and (accepted := getattr(FAMILIES[args.family], "accepted", None)) is not None:
-        if (said := accepted(args)) is not None:
+    if (finished := getattr(FAMILIES[args.family], "finished", None)) is not None:
+        if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
     return DONE if reply.ok else REJECTED
 

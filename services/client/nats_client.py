@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,8 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.service import (
     ACTOR_HEADER, LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_HEADER,
 )
+from athenaeum.services.commands.credentials import signed
 from athenaeum.services.identity.keys import key_of
-from athenaeum.services.identity.signing import sign, signed_bytes
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
 from athenaeum.services.commands.replies import Reply, decode
@@ -121,10 +120,10 @@ class AthenaeumClient:
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)
-        body = msgspec.json.encode(command)
         try:
-            headers = await self._headers(route.name, body)
-            msg = await self.nc.request(route.subject, body, timeout=self.timeout, headers=headers)
+            headers = await self._headers(command)
+            msg = await self.nc.request(route.subject, msgspec.json.encode(command), timeout=self.timeout,
+                                        headers=headers)
         except nats.errors.NoRespondersError as error:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:
@@ -140,16 +139,16 @@ class AthenaeumClient:
                               f"{error!r}", command.command_id) from error
         return decode(msg.data)
 
-    async def _headers(self, route: str, body: bytes) -> dict[str, str]:
+    async def _headers(self, command: Command) -> dict[str, str]:
         """Who sends, and with a key, the signature over the command in this ledger."""
         headers = {ACTOR_HEADER: self.actor} | ({TOKEN_HEADER: self.token} if self.token is not None else {})
         if self.key is not None:
             if self._ledger_id is None:
                 answer = await self.nc.request(LEDGER_SUBJECT, b"", timeout=self.timeout)
                 self._ledger_id = str(msgspec.json.decode(answer.data)["ledger_id"])
-            signed_at = datetime.now(timezone.utc)
-            signature = sign(self.key, signed_bytes(self._ledger_id, route, self.actor, signed_at, body))
-            headers |= {SIGNATURE_HEADER: signature, SIGNED_AT_HEADER: signed_at.isoformat()}
+            credential = signed(self.key, self._ledger_id, command, self.actor)
+            assert credential.signature is not None and credential.signed_at is not None
+            headers |= {SIGNATURE_HEADER: credential.signature, SIGNED_AT_HEADER: credential.signed_at.isoformat()}
         return headers
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:

@@ -9,19 +9,24 @@ only asserted, and stored as such, so the audit can list what nobody proved.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import NamedTuple
+
+import msgspec
+import nkeys
 
 from athenaeum.aggregates.fleet import Fleet
 from athenaeum.aggregates.rules import ActorMismatch, BadSignature, KeyRevoked, RuleViolation
-from athenaeum.events.commands import Proof
-from athenaeum.services.identity.signing import CLOCK_SKEW, signed_bytes, verifies
+from athenaeum.events.commands import Command, Proof
+from athenaeum.services.commands.routes import BY_COMMAND
+from athenaeum.services.identity.signing import CLOCK_SKEW, sign, signed_bytes, verifies
 
 TIMER_ACTOR = "athenaeum-timer"
 LEDGER_ACTOR = "athenaeum-ledger"  # who records the ledger's checkpoints
 SERVICE_ACTORS = frozenset({TIMER_ACTOR, LEDGER_ACTOR})
 BY_SERVICE = Proof(by="service")
 BY_HEADER = Proof(by="header")
+_encoder = msgspec.json.Encoder()
 
 
 class Unauthenticated(RuleViolation):
@@ -44,10 +49,17 @@ ASSERTED = Credential()
 SERVICE = Credential(service=True)
 
 
+def signed(pair: nkeys.KeyPair, ledger_id: str, command: Command, actor: str, at: datetime | None = None) -> Credential:
+    """``command`` as ``actor`` signs it with its key ``pair`` for the ledger ``ledger_id``."""
+    at = at or datetime.now(timezone.utc)
+    message = signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, _encoder.encode(command))
+    return Credential(signature=sign(pair, message), signed_at=at)
+
+
 def authenticate(credential: Credential, actor: str, route: str, command: bytes, roster: Fleet | None,
-                 ledger_id: str, now: datetime) -> Proof:
-    """The proof to store with ``command`` (its canonical JSON) sent as ``actor``; raises the
-    PROTOCOLS code when the credential does not prove it."""
+                 ledger_id: str, now: datetime, human: bool) -> Proof:
+    """The proof to store with ``command`` (its canonical JSON) sent as ``actor`` (a human
+    principal or not); raises the PROTOCOLS code when the credential does not prove it."""
     if credential.service:
         return BY_SERVICE
     if actor in SERVICE_ACTORS:
@@ -56,9 +68,11 @@ def authenticate(credential: Credential, actor: str, route: str, command: bytes,
         raise KeyRevoked(f"{actor}'s key is revoked: it can no longer act", "actor")
     key = roster.key_of(actor) if roster is not None else None
     if credential.connection_key is not None and credential.connection_key != key:
-        holder = _holder(roster, credential.connection_key)
+        holder = roster.holder_of(credential.connection_key) if roster is not None else None
         raise ActorMismatch(f"this connection is {holder or 'a key the roster does not bind'}, and may act only as "
                             f"itself, not as {actor!r}", "actor")
+    if (credential.signature is None or credential.signed_at is None) and human:
+        raise BadSignature(f"{actor} is human: a human's commands are signed with the human's key", "signature")
     if credential.token is not None and credential.signature is None:
         return _by_token(credential.token, actor, roster)
     if credential.signature is None or credential.signed_at is None:
@@ -77,6 +91,11 @@ def authenticate(credential: Credential, actor: str, route: str, command: bytes,
     return Proof(by="signature", public_key=key, signed_at=credential.signed_at, signature=credential.signature)
 
 
+def deployment_command_id(human: str) -> str:
+    """The id under which ``serve --humans`` registers each of the deployment's humans."""
+    return f"deployment-human-{human}"
+
+
 def token_sha256(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -88,11 +107,5 @@ def _by_token(token: str, actor: str, roster: Fleet | None) -> Proof:
         raise Unauthenticated("the bearer token is not one the ledger issued, or it was revoked", "Authorization")
     if holder != actor:
         raise ActorMismatch(f"the token proves {holder!r}, who may act only as itself, not as {actor!r}", "actor")
-    if roster is not None and actor in roster.humans:
-        raise BadSignature(f"{actor} is human: a human's commands are signed with the human's key, not sent with a "
-                           "token", "signature")
     return Proof(by="token", token_sha256=digest)
 
-
-def _holder(roster: Fleet | None, key: str) -> str | None:
-    return next((name for name, bound in (roster.keys if roster else {}).items() if bound == key), None)

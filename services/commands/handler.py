@@ -111,20 +111,32 @@ class CommandHandler:
         return turn
 
     async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential) -> Proof | Reply:
-        """The proof of who sends ``command`` as received, by the roster this process knows,
-        or read afresh before a refusal is answered."""
+        """The proof of who sends ``command`` as received. A signature or a token is checked on
+        the roster read afresh (another replica may have rotated or revoked the key just now);
+        an unproven sender on the roster this process knows, and afresh before it is refused."""
+        if credential.signature is not None and command.command_id is None:
+            return Reply.rejected("invalid", "a signed command carries its own command_id: without one, its signed "
+                                  "bytes could be applied again as another command", "command_id")
         received = _encoder.encode(command)
-        for fresh in (False, True):
+        proven = credential.signature is not None or credential.token is not None
+        for fresh in (True,) if proven else (False, True):
             roster = await self.store.load(FLEET_ID, fresh=fresh)
             try:
                 # A signature's time is the signer's wall clock: checked against ours, not the decisions' clock.
-                proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now())
+                proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now(),
+                                     human=self._is_human(actor, roster))
                 break
             except RuleViolation as violation:
                 if fresh:
                     return Reply.rejected(violation.code, violation.message, violation.field)
         # What was signed is kept as signed: the service may fill in what it was sent without (an id).
-        return proof if proof.signature is None else msgspec.structs.replace(proof, command=msgspec.Raw(received))
+        return proof if proof.signature is None else msgspec.structs.replace(proof, command=received.decode())
+
+    def _is_human(self, actor: str, roster: Fleet | None) -> bool:
+        """Human by the roster once it names its humans; until then, by the deployment's flag."""
+        if roster is not None and roster.humans:
+            return actor in roster.humans
+        return actor in self.humans
 
     async def _handle(self, route: Route, command: Command, actor: str, proof: Proof) -> Reply:
         aggregate_id = route.family.aggregate_of(command)
@@ -153,7 +165,7 @@ class CommandHandler:
                     return Reply.accepted(None, NO_EVENTS)
                 if events[0].originator_id != aggregate_id:
                     raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
-                signed_as_decided = proof.command is not None and bytes(proof.command) == canonical
+                signed_as_decided = proof.command is not None and proof.command.encode() == canonical
                 record = _record(route, canonical, command.reads_fleet, context, digest, len(events), key.scoped,
                                  msgspec.structs.replace(proof, command=None) if signed_as_decided else proof)
                 try:
@@ -180,8 +192,7 @@ class CommandHandler:
             actor=actor,
             now=now,
             command_id=command.command_id or "",
-            # Configured as human by the deployment, or registered as human in the fleet roster.
-            actor_is_human=actor in self.humans or (roster is not None and actor in roster.humans),
+            actor_is_human=self._is_human(actor, roster),
             humans_configured=bool(self.humans),
             members=activity.members,
             as_of_position=activity.position,

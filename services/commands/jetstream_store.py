@@ -19,7 +19,7 @@ from eventsourcing.persistence import IntegrityError, JSONTranscoder, Operationa
 from athenaeum.aggregates.application import EventMapper
 from athenaeum.aggregates.family import Fold
 from athenaeum.events import Event
-from athenaeum.events.commands import CommandRecord
+from athenaeum.events.commands import CommandRecord, decode_record
 from athenaeum.services.commands.store import (
     AlreadyApplied, Applied, CommandKey, Conflict, Refused, Unconfirmed, events_json, record_bytes,
 )
@@ -32,7 +32,6 @@ from athenaeum.services.jetstream.positions import LRU, Head
 from athenaeum.services.jetstream.subjects import command_token
 
 CACHE_SIZE = 10_000  # aggregates kept in memory
-_decode_record = msgspec.json.Decoder(CommandRecord).decode
 
 
 class Known(NamedTuple):
@@ -155,4 +154,4 @@ class JetStreamCommandStore:
 
 
 def _answer(found: AppliedCommand) -> Applied:
-    return Applied(_decode_record(found.record), found.events[-1].seq, events_json([m.payload for m in found.events]))
+    return Applied(decode_record(found.record), found.events[-1].seq, events_json([m.payload for m in found.events]))

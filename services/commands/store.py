@@ -13,11 +13,10 @@ import msgspec
 
 from athenaeum.aggregates.family import Fold
 from athenaeum.events import Event
-from athenaeum.events.commands import CommandRecord
+from athenaeum.events.commands import CommandRecord, decode_record
 
 _encoder = msgspec.json.Encoder()
 MAX_RECORDS = 1000  # as many as one atomic JetStream batch takes
-_decode_record = msgspec.json.Decoder(CommandRecord).decode
 
 
 class CommandKey(NamedTuple):
@@ -118,10 +117,10 @@ class MemoryStore:
             if event.originator_version != expected:
                 raise Conflict(f"{event.originator_id} is not at version {event.originator_version - 1}")
             next_version[event.originator_id] = expected + 1
+        stored = decode_record(record_bytes(record))  # as the ledger would read it back, before it holds it
         for event in events:
             self._events.setdefault(event.originator_id, []).append(event)
         self.ledger += events
-        applied = Applied(_decode_record(record_bytes(record)), len(self.ledger),
-                          events_json([_encoder.encode(event) for event in events]))
+        applied = Applied(stored, len(self.ledger), events_json([_encoder.encode(event) for event in events]))
         self._commands[key.text] = applied
         return applied.position

@@ -18,7 +18,7 @@ from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
 
 AGENT_HEADER = "X-Agent-Name"
-BEARER = "Bearer "
+BEARER = "bearer"  # the Authorization scheme, in any case (RFC 7235)
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # A text of 512,000 characters, JSON-escaped as \u surrogate pairs (12 bytes a character, as
 # Python's json.dumps writes emoji), with room to spare; re-encoded for NATS it is 2 MB at most.
@@ -73,7 +73,8 @@ class Gateway:
         With a bearer token the command is its holder's (``X-Agent-Name`` may then be left out)."""
         actor = header(request, AGENT_HEADER)
         authorization = header(request, "Authorization")
-        token = authorization[len(BEARER):].strip() if authorization.startswith(BEARER) else None
+        scheme, _, credentials = authorization.partition(" ")
+        token = credentials.strip() if scheme.lower() == BEARER else None
         if authorization and not token:
             return Reply.rejected("unauthenticated", "Authorization: Bearer <token> (athenaeum agent token NAME)",
                                   "Authorization")

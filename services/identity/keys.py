@@ -33,13 +33,15 @@ def new_seed() -> bytes:
 
 def write_seed(path: Path, seed: bytes) -> None:
     """Write ``seed`` to a new file readable by its owner only; an existing one is never replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(seed + b"\n")
     except FileExistsError:
         raise KeyProblem(f"{path} exists already: a key is never overwritten") from None
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(seed + b"\n")
+    except OSError as error:
+        raise KeyProblem(f"cannot write the key file {path}: {error.strerror}") from None
 
 
 def key_pair(seed: bytes | str) -> nkeys.KeyPair:

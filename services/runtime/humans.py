@@ -9,7 +9,7 @@ from pathlib import Path
 
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.fleet_commands import RegisterAgent
-from athenaeum.services.commands.credentials import SERVICE
+from athenaeum.services.commands.credentials import SERVICE, deployment_command_id
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.identity.keys import key_path, new_seed, public_key, read_key, write_seed
 
@@ -31,7 +31,7 @@ async def record_humans(handler: CommandHandler, humans: frozenset[str], data_di
             write_seed(path, new_seed())
             said.append(f"made {name}'s key in {path}")
         command = RegisterAgent(name=name, human=True, public_key=public_key(read_key(path)),
-                                command_id=f"deployment-human-{name}")
+                                command_id=deployment_command_id(name))
         reply = await handler.send(command, name, SERVICE)
         if not reply.ok and reply.error is not None and reply.error.code != "already_exists":
             raise RuntimeError(f"could not record {name} as a human: {reply.error.message}")

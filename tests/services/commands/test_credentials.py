@@ -3,34 +3,50 @@ only with it (PROTOCOLS.md conventions: actor_mismatch, bad_signature, key_revok
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 
 import msgspec
+import pytest
 
 from athenaeum.aggregates.families import fold_of
 from athenaeum.events.commands import Command
 from athenaeum.events.fleet_commands import RegisterAgent, RevokeAgent, RotateKey
+from athenaeum.events.quorum_commands import ProposeQuorum
 from athenaeum.events.ratification_commands import InitRatification
+from athenaeum.services.commands import credentials
 from athenaeum.services.commands.credentials import SERVICE, TIMER_ACTOR, Credential
 from athenaeum.services.commands.handler import CommandHandler
-from athenaeum.services.commands.routes import BY_COMMAND
-from athenaeum.services.commands.store import CommandKey, MemoryStore
+from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
+from athenaeum.services.commands.store import CommandKey, CommandStore, MemoryStore
 from athenaeum.services.identity.keys import key_pair, new_seed, public_key
-from athenaeum.services.identity.signing import sign, signed_bytes
+from athenaeum.services.jetstream.factory import stream_config
+from tests.conftest import new_stream_name
 
 ADA, ALICE = key_pair(new_seed()), key_pair(new_seed())
 
 
-def signed(store: MemoryStore, pair, command: Command, actor: str, at: datetime | None = None) -> Credential:  # type: ignore[no-untyped-def]
-    at = at or datetime.now(timezone.utc)
-    message = signed_bytes(store.ledger_id, BY_COMMAND[type(command)].name, actor, at, msgspec.json.encode(command))
-    return Credential(signature=sign(pair, message), signed_at=at)
+def signed(store: CommandStore, pair, command: Command, actor: str, at: datetime | None = None) -> Credential:  # type: ignore[no-untyped-def]
+    return credentials.signed(pair, store.ledger_id, command, actor, at)
 
 
-async def fleet() -> tuple[CommandHandler, MemoryStore]:
+@pytest.fixture(params=["memory", "jetstream"])
+async def ledger(request: pytest.FixtureRequest) -> AsyncIterator[CommandStore]:
+    """A store on each adapter: the JetStream one keeps the roster it last read, as a replica does."""
+    if request.param == "memory":
+        yield MemoryStore(fold_of)
+        return
+    server = request.getfixturevalue("nats_server")
+    opened = await JetStreamCommandStore.open([server.url], stream_config(new_stream_name(), 1, immutable=True), fold_of)
+    yield opened
+    await opened.close()
+
+
+async def fleet(store: CommandStore | None = None, humans: frozenset[str] = frozenset({"ada"})
+                ) -> tuple[CommandHandler, CommandStore]:
     """ada, the deployment's human, and alice, registered by her, each with a key."""
-    store = MemoryStore(fold_of)
-    handler = CommandHandler(store, humans=frozenset({"ada"}))
+    store = store or MemoryStore(fold_of)
+    handler = CommandHandler(store, humans=humans)
     register_ada = RegisterAgent(name="ada", human=True, public_key=public_key(ADA), command_id="h")
     assert (await handler.send(register_ada, "ada", SERVICE)).ok
     register = RegisterAgent(name="alice", public_key=public_key(ALICE), command_id="r")
@@ -103,3 +119,48 @@ async def test_a_key_binds_one_principal_and_only_its_owner_or_a_human_rotates_i
     assert (await handler.send(register, "ada", signed(store, ADA, register, "ada"))).ok
     hijack = RotateKey(name="alice", public_key=public_key(key_pair(new_seed())), command_id="hj")
     assert (await handler.send(hijack, "bob", signed(store, bob, hijack, "bob"))).error.code == "not_human"
+
+
+async def test_a_signed_command_names_its_id_so_its_bytes_cannot_be_applied_again() -> None:
+    handler, store = await fleet()
+    command = InitRatification(topic="adr-5", roster=["alice"], artifact="# A\n")
+    refused = await handler.send(command, "alice", signed(store, ALICE, command, "alice"))
+    assert refused.error.code == "invalid" and refused.error.field == "command_id" and len(store.ledger) == 2
+
+
+async def test_a_name_the_flag_calls_human_is_not_once_the_roster_names_the_humans() -> None:
+    """serve restarted with --humans ada,mallory: the ledger's humans are ada alone."""
+    _, store = await fleet()
+    restarted = CommandHandler(store, humans=frozenset({"ada", "mallory"}))
+    hijack = RotateKey(name="ada", public_key=public_key(key_pair(new_seed())), command_id="hj")
+    assert (await restarted.send(hijack, "mallory")).error.code == "not_human"
+    unsigned = await restarted.send(RegisterAgent(name="minion", human=True, command_id="m"), "ada")
+    assert unsigned.error.code == "bad_signature" and len(store.ledger) == 2
+
+
+async def test_a_replica_that_read_the_roster_before_a_revocation_refuses_the_revoked_key(
+        ledger: CommandStore, nats_server) -> None:  # type: ignore[no-untyped-def]
+    handler, store = await fleet(ledger)
+    replica_store = await JetStreamCommandStore.open([nats_server.url], stream_config(store.log.stream, 1, immutable=True),
+                                                     fold_of) if isinstance(store, JetStreamCommandStore) else store
+    replica = CommandHandler(replica_store, humans=frozenset({"ada"}))
+    first = init("adr-6")
+    assert (await replica.send(first, "alice", signed(replica_store, ALICE, first, "alice"))).ok  # the roster, read
+    revoke = RevokeAgent(name="alice", command_id="rev")
+    assert (await handler.send(revoke, "ada", signed(store, ADA, revoke, "ada"))).ok
+    later = init("adr-7")
+    refused = await replica.send(later, "alice", signed(replica_store, ALICE, later, "alice"))
+    assert refused.error.code == "key_revoked"
+    if replica_store is not store:
+        await replica_store.close()
+
+
+async def test_a_signed_command_the_service_completed_is_answered_again_on_its_retry(ledger: CommandStore) -> None:
+    """The proposal id the service derives: the record keeps the command as it was signed."""
+    handler, store = await fleet(ledger)
+    propose = ProposeQuorum(text="t", electorate=["alice"], threshold=1, command_id="p-1")
+    first = await handler.send(propose, "alice", signed(store, ALICE, propose, "alice"))
+    again = await handler.send(propose, "alice", signed(store, ALICE, propose, "alice"))
+    assert first.ok and again == first
+    applied = await store.applied(CommandKey("alice", msgspec.json.decode(first.events)[0]["originator_id"], "p-1"))
+    assert applied.record.proof.command == msgspec.json.encode(propose).decode()

@@ -10,11 +10,14 @@ import pytest
 
 from athenaeum.aggregates.families import fold_of
 from athenaeum.aggregates.ratification import sha256_of
-from athenaeum.events.commands import CommandRecord
+from athenaeum.events.commands import Command, CommandRecord
 from athenaeum.events.quorum_commands import AckProposal, ProposeQuorum
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote, InitRatification
+from athenaeum.events.fleet_commands import RegisterAgent
+from athenaeum.services.commands.credentials import ASSERTED, SERVICE, Credential, deployment_command_id, signed
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.identity.keys import key_pair, new_seed, public_key
 from athenaeum.services.commands.store import CommandKey, Conflict, MemoryStore, Refused, Unconfirmed
 
 ARTIFACT = "# ADR 1\n"
@@ -24,6 +27,19 @@ NOW = datetime(2026, 12, 1, 9, tzinfo=timezone.utc)
 
 def handler(store: MemoryStore | None = None, **options: object) -> CommandHandler:
     return CommandHandler(store or MemoryStore(fold_of), humans=frozenset({"ada"}), clock=lambda: NOW, **options)
+
+
+ADA = key_pair(new_seed())  # the deployment's human: her commands are signed
+
+
+async def keyed_human(commands: CommandHandler) -> None:
+    """ada in the roster with her key, as serve --humans records her."""
+    register = RegisterAgent(name="ada", human=True, public_key=public_key(ADA), command_id=deployment_command_id("ada"))
+    assert (await commands.send(register, "ada", SERVICE)).ok
+
+
+def as_ada(commands: CommandHandler, command: Command) -> Credential:
+    return signed(ADA, commands.store.ledger_id, command, "ada")
 
 
 def init(topic: str = "adr-1", roster: tuple[str, ...] = ("alice", "bob"), **fields: object) -> InitRatification:
@@ -69,7 +85,9 @@ async def test_an_id_is_the_senders_own_on_its_aggregate() -> None:
 async def test_the_command_is_stored_with_the_context_it_was_decided_in() -> None:
     store = MemoryStore(fold_of)
     commands = handler(store)
-    await commands.send(init(command_id="k-1", expires_in="1h"), "ada")
+    await keyed_human(commands)
+    command = init(command_id="k-1", expires_in="1h")
+    await commands.send(command, "ada", as_ada(commands, command))
     applied = await store.applied(CommandKey("ada", "adr-1", "k-1"))
     assert applied.record.route == "ratification.init" and applied.record.actor == "ada" and applied.record.at == NOW
     assert applied.record.actor_is_human and applied.record.humans_configured and applied.record.events == 1
@@ -146,11 +164,13 @@ async def test_a_human_decision_is_a_humans_alone(actor: str) -> None:
     from athenaeum.events.ratification_commands import RecordHumanDecision
 
     commands = handler()
+    await keyed_human(commands)
     await commands.send(init(roster=("bob",)), "alice")
     atom = {"atom": {"section": "s", "anchor": "a"}, "objection": "o", "proposed_resolution": "verifier"}
     dissent = msgspec.convert({"topic": "adr-1", "sha256": SHA, "decision": "DISSENT", "dissent": [atom]}, CastVote)
     await commands.send(dissent, "bob")
-    reply = await commands.send(RecordHumanDecision(topic="adr-1", decision=HumanChoice.REJECT), actor)
+    decision = RecordHumanDecision(topic="adr-1", decision=HumanChoice.REJECT, command_id="d-1")
+    reply = await commands.send(decision, actor, as_ada(commands, decision) if actor == "ada" else ASSERTED)
     assert reply.ok == (actor == "ada") and (reply.ok or reply.error.code == "not_human")
 
 
