@@ -24,7 +24,7 @@ from athenaeum.events.commands import Command
 from athenaeum.events.fleet_commands import RegisterAgent
 from athenaeum.events.quorum_commands import AckProposal, ProposeQuorum
 from athenaeum.services.audit.auditor import Audit
-from athenaeum.services.commands.credentials import signed
+from athenaeum.services.commands.credentials import ASSERTED, signed
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
@@ -47,9 +47,10 @@ async def fill(url: str, stream: str, events: int) -> int:
     store = await JetStreamCommandStore.open([url], stream_config(stream, 1, immutable=True), fold_of)
     handler = CommandHandler(store, clock=lambda: T0)
     keys = {name: key_pair(new_seed()) for name in (HUMAN, PROPOSER, *ELECTORATE)}
-    for name, key in keys.items():  # the human first, on the empty roster; then the human registers the rest
-        command = RegisterAgent(name=name, human=name == HUMAN, public_key=public_key(key))
-        assert (await handler.send(command, HUMAN, signed(keys[HUMAN], store.ledger_id, command, HUMAN))).ok
+    for name, key in keys.items():  # the human first, on the empty roster (no key to sign with yet); then the rest, by her
+        command = RegisterAgent(name=name, human=name == HUMAN, public_key=public_key(key), command_id=f"register-{name}")
+        credential = signed(keys[HUMAN], store.ledger_id, command, HUMAN) if name != HUMAN else ASSERTED
+        assert (await handler.send(command, HUMAN, credential)).ok
 
     async def send(command: Command, actor: str) -> Reply:
         return await handler.send(command, actor, signed(keys[actor], store.ledger_id, command, actor))

@@ -34,7 +34,7 @@ from athenaeum.projectors.views import project_all
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.audit.findings import Finding, Report
-from athenaeum.services.audit.proofs import proof_problem
+from athenaeum.services.audit.proofs import Signatures, proof_problem
 from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
 from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.commands.handler import utc_now
@@ -82,26 +82,29 @@ class Audit:
         # Each agent's activity document after each change, by position: a command records
         # where it read the fleet's activity, and is decided again on the fleet as it was there.
         self.activity: dict[str, tuple[list[int], list[dict[str, Any] | None]]] = {}
+        self.signatures = Signatures()
         self.known = Knowledge(self.states.get, self.members, self._is_human, bool(humans) if humans else None)
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         """The ledger as of a position or a time. A command is atomic: one whose first event is
         within the cut is taken whole, even where its last event lies past the position."""
-        for entry in self._entries():
-            continuing = self.pending is not None and self.pending.continued_by(entry)
-            if until_position is not None and entry.position > until_position and not continuing:
-                break
-            event = self._decoded(entry) if entry.kind == "event" else None
-            if event is not None and until_time is not None and event.timestamp > until_time and not continuing:
-                break
-            self.report.entries += 1
-            self.last_position = entry.position
-            self.digest.update(entry)
-            self.digests[self.digest.count] = (self.digest.sha256, entry.position)
-            self._take(entry, event, continuing)
-            if self.report.entries % READ_BATCH == 0:
-                self.progress(self.report.entries)
-        self._settle()
+        with self.signatures:
+            for entry in self._entries():
+                continuing = self.pending is not None and self.pending.continued_by(entry)
+                if until_position is not None and entry.position > until_position and not continuing:
+                    break
+                event = self._decoded(entry) if entry.kind == "event" else None
+                if event is not None and until_time is not None and event.timestamp > until_time and not continuing:
+                    break
+                self.report.entries += 1
+                self.last_position = entry.position
+                self.digest.update(entry)
+                self.digests[self.digest.count] = (self.digest.sha256, entry.position)
+                self._take(entry, event, continuing)
+                if self.report.entries % READ_BATCH == 0:
+                    self.progress(self.report.entries)
+            self._settle()
+            self._report_signatures()
         # As of a position, "now" is when its last event was recorded, not the auditor's clock.
         now = until_time or (self.last_time if until_position is not None else None) or self.clock()
         self._check_overdue(now)
@@ -207,7 +210,8 @@ class Audit:
                 problem = self._out_of_place(appended.record, appended.first) or redecide(
                     appended.record, appended.token, events,  # type: ignore[arg-type]
                     [entry.payload for entry, _ in appended.events], self.known)
-            problem = problem or proof_problem(appended.record, self.states.get(FLEET_ID), self.ledger_id)
+            problem = problem or proof_problem(appended.record, self.states.get(FLEET_ID), self.ledger_id,
+                                               self.signatures.verify_for(appended.record, appended.first))
             by_deployment = appended.record.proof is not None and appended.record.proof.by == "service"
             if appended.record.actor_is_human and not by_deployment and self._is_human(appended.record.actor) is None:
                 self.humans_unchecked += 1
@@ -215,6 +219,10 @@ class Audit:
             self._finding(problem.severity, problem.code, appended.first, problem.message)
         for entry, event in appended.events:
             self._apply_entry(entry, event)
+
+    def _report_signatures(self) -> None:
+        for entry, problem in self.signatures.problems():
+            self._finding(problem.severity, problem.code, entry, problem.message)
 
     def _out_of_place(self, record: CommandRecord, first: Entry) -> Problem | None:
         """What the record says of its context that the ledger itself contradicts: a time before

@@ -8,6 +8,9 @@ from the fleet's own events as they come.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
 import msgspec
 
 from athenaeum.aggregates.fleet import Fleet, evolve
@@ -54,8 +57,12 @@ class Proofs:
         return [Finding(problem.severity, problem.code, "export", entry.subject, entry.position, problem.message)]
 
 
-def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -> Problem | None:
-    """What is wrong with how ``record`` was proven, given the roster just before it."""
+Verify = Callable[[str, str, bytes], bool]  # (public key, signature, message): whether it verifies
+
+
+def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str, verify: Verify = verifies) -> Problem | None:
+    """What is wrong with how ``record`` was proven, given the roster just before it; the
+    signature itself checked by ``verify`` (which may defer it, and say True meanwhile)."""
     proof = record.proof
     key = roster.key_of(record.actor) if roster is not None else None
     if proof is None:  # recorded before the ledger knew identities, when no key bound anyone
@@ -89,11 +96,48 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str) -
         return Problem("bad_signature", f"{record.route} is signed with {proof.public_key}, not the key the roster "
                                         f"bound {record.actor!r} to ({key or 'none'})")
     command = proof.command.encode() if proof.command is not None else bytes(record.command)
-    if proof.signed_at is None or proof.signature is None or not verifies(
+    if proof.signed_at is None or proof.signature is None or not verify(
             key, proof.signature, signed_bytes(ledger_id, record.route, record.actor, proof.signed_at, command)):
-        return Problem("bad_signature", f"{record.route}'s signature is not {record.actor}'s over the command as "
-                                        "stored in this ledger")
+        return not_verified(record)
     return None
+
+
+class Signatures:
+    """The audit's signatures, checked on a thread of their own while the replay goes on
+    (libsodium leaves the GIL while it works); each failure reported at its entry. Used as a
+    context for one run."""
+
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending: list[tuple[CommandRecord, Entry, Future[bool]]] = []
+
+    def __enter__(self) -> Signatures:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-verify")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._pool is not None
+        self._pool.shutdown(cancel_futures=True)
+        self._pool = None
+
+    def verify_for(self, record: CommandRecord, entry: Entry) -> Verify:
+        def verify(key: str, signature: str, message: bytes) -> bool:
+            assert self._pool is not None, "signatures are checked within a run"
+            self._pending.append((record, entry, self._pool.submit(verifies, key, signature, message)))
+            return True  # for now: problems() says
+
+        return verify
+
+    def problems(self) -> Iterator[tuple[Entry, Problem]]:
+        pending, self._pending = self._pending, []
+        for record, entry, verified in pending:
+            if not verified.result():
+                yield entry, not_verified(record)
+
+
+def not_verified(record: CommandRecord) -> Problem:
+    return Problem("bad_signature", f"{record.route}'s signature is not {record.actor}'s over the command as stored "
+                                    "in this ledger")
 
 
 def _deployment_human(record: CommandRecord) -> bool:

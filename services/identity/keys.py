@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import os
 from pathlib import Path
 
@@ -74,6 +75,7 @@ def public_key(pair: nkeys.KeyPair) -> str:
     return pair.public_key.decode()
 
 
+@functools.lru_cache(maxsize=4096)  # a fleet's keys, each checked once: an audit verifies thousands of signatures
 def verifier(text: str) -> nacl.signing.VerifyKey:
     """The Ed25519 verify key of a user's public nkey (``U...``, with its checksum); the
     nkeys package verifies only with a whole key pair."""
