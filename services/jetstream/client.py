@@ -355,6 +355,15 @@ class JetStreamClient:
             raise NothingAnswers(f"nothing answers on {subject}: is JetStream enabled and the stream there?") from error
         except nats.errors.TimeoutError as error:
             raise RequestTimedOut(f"NATS request on {subject} timed out after {self.timeout}s") from error
+        except nats.errors.OutboundBufferLimitError as error:
+            if self.nc.is_connected:
+                raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+            # Nothing was sent: nats-py is reconnecting before its callback told us it lost the
+            # connection. Wait for it (bounded) as for any connection that is away.
+            self._online.clear()
+            if self.nc.is_connected:  # back meanwhile, its callback run before the clear
+                self._online.set()
+            return await self._ask(subject, payload, headers)
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
 
