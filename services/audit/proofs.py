@@ -9,7 +9,6 @@ from the fleet's own events as they come.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import msgspec
 
@@ -19,9 +18,10 @@ from athenaeum.events.commands import CommandRecord, decode_record
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.redecide import Problem
-from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.commands.credentials import SERVICE_ACTORS, deployment_command_id
-from athenaeum.services.identity.signing import signed_bytes, verifies
+from athenaeum.services.identity.signing import all_verify, signed_bytes, verifies
+from athenaeum.services.identity.verifier import Signed, Verifier
+from athenaeum.services.jetstream.entries import Entry
 
 REGISTRATION = "agent.register"
 
@@ -103,36 +103,54 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str, v
 
 
 class Signatures:
-    """The audit's signatures, checked on a thread of their own while the replay goes on
-    (libsodium leaves the GIL while it works); each failure reported at its entry. Used as a
-    context for one run."""
+    """The audit's signatures, checked in batches by a process of its own while the replay goes
+    on (see ``identity.verifier``); an audit of fewer than a batch checks them itself, with no
+    process to start. Each failure is reported at its entry. Used as a context for one run."""
+
+    BATCH = 2000
 
     def __init__(self) -> None:
-        self._pool: ThreadPoolExecutor | None = None
-        self._pending: list[tuple[CommandRecord, Entry, Future[bool]]] = []
+        self._verifier: Verifier | None = None
+        self._batch: list[tuple[CommandRecord, Entry, Signed]] = []
+        self._sent: list[list[tuple[CommandRecord, Entry]]] = []  # the places of each batch sent
 
     def __enter__(self) -> Signatures:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-verify")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._pool is not None
-        self._pool.shutdown(cancel_futures=True)
-        self._pool = None
+        if self._verifier is not None:
+            self._verifier.close()
+            self._verifier = None
 
     def verify_for(self, record: CommandRecord, entry: Entry) -> Verify:
         def verify(key: str, signature: str, message: bytes) -> bool:
-            assert self._pool is not None, "signatures are checked within a run"
-            self._pending.append((record, entry, self._pool.submit(verifies, key, signature, message)))
+            self._batch.append((record, entry, (key, signature, message)))
+            if len(self._batch) >= self.BATCH:
+                self._send()
             return True  # for now: problems() says
 
         return verify
 
+    def _send(self) -> None:
+        self._verifier = self._verifier or Verifier()
+        batch, self._batch = self._batch, []
+        self._verifier.send([signed for _, _, signed in batch])
+        self._sent.append([(record, entry) for record, entry, _ in batch])
+
     def problems(self) -> Iterator[tuple[Entry, Problem]]:
-        pending, self._pending = self._pending, []
-        for record, entry, verified in pending:
-            if not verified.result():
-                yield entry, not_verified(record)
+        """Every signature read so far that does not verify, in the order read."""
+        if self._verifier is not None and self._batch:
+            self._send()
+        answers = self._verifier.results() if self._verifier is not None else []
+        self._verifier = None
+        places, self._sent = self._sent, []
+        batch, self._batch = self._batch, []
+        places.append([(record, entry) for record, entry, _ in batch])
+        answers.append(all_verify([signed for _, _, signed in batch]))
+        for batch_places, verified in zip(places, answers):
+            for (record, entry), ok in zip(batch_places, verified):
+                if not ok:
+                    yield entry, not_verified(record)
 
 
 def not_verified(record: CommandRecord) -> Problem:

@@ -48,3 +48,8 @@ def verifies(public_key: str, signature: str, message: bytes) -> bool:
     except (KeyProblem, binascii.Error, ValueError, nacl.exceptions.BadSignatureError):
         return False
     return True
+
+
+def all_verify(signed: list[tuple[str, str, bytes]]) -> list[bool]:
+    """``verifies`` for each (public key, signature, message): one call for a worker process."""
+    return [verifies(*each) for each in signed]
