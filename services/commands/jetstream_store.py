@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-import msgspec
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError, StoredEvent
 
 from athenaeum.aggregates.application import EventMapper

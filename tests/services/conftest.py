@@ -49,6 +49,16 @@ def served(tmp_path: Path) -> Iterator[Served]:
         served.stop()
 
 
+@pytest.fixture
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    """A serve that checkpoints every four entries, for auditors."""
+    monkeypatch.setenv("ATHENAEUM_CHECKPOINT_EVERY", "4")
+    served = Served(tmp_path / "home")
+    yield served
+    if served.process.poll() is None:
+        served.stop()
+
+
 def until(probe: Callable[[], T], done: Callable[[T], bool], timeout: float = 20) -> T:
     """Probe until ``done`` says so or ``timeout`` seconds pass; the last probe's value."""
     deadline = time.monotonic() + timeout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -37,15 +37,6 @@ from athenaeum.services.jetstream.factory import stream_config
 from tests.services.conftest import Served
 
 TEXT = "# ADR 20\n"
-
-
-@pytest.fixture
-def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
-    monkeypatch.setenv("ATHENAEUM_CHECKPOINT_EVERY", "4")
-    served = Served(tmp_path / "home")
-    yield served
-    if served.process.poll() is None:
-        served.stop()
 
 
 def history(served: Served) -> dict:

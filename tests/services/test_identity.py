@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import stat
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote
 from athenaeum.services.identity.keys import key_path
 from tests.services.conftest import Served
-from tests.services.test_audit import audit, forge, hard, ledger  # noqa: F401  (a fixture)
+from tests.services.test_audit import audit, forge, hard
 
 TEXT = "# ADR 30\n"
 
@@ -40,7 +41,7 @@ def lines(served: Served) -> int:
     return len([line for line in served.run("export").stdout.splitlines() if "LedgerCheckpoint" not in line])
 
 
-def test_serve_keys_its_humans_and_the_audit_needs_no_humans_flag(ledger: Served) -> None:  # noqa: F811
+def test_serve_keys_its_humans_and_the_audit_needs_no_humans_flag(ledger: Served) -> None:
     ada = key_path(ledger.data_dir, "ada")
     assert stat.S_IMODE(ada.stat().st_mode) == 0o600
     fleet(ledger)
@@ -57,11 +58,30 @@ def test_serve_keys_its_humans_and_the_audit_needs_no_humans_flag(ledger: Served
     assert not [f for f in report["findings"] if f["code"] == "humans_unchecked"]
 
 
+def with_record_changed(served: Served, change: Callable[[dict], None], path: Path) -> Path:
+    """An export of the ledger in which the record of the ratification's first command was
+    changed (in its stored bytes and its readable copy alike), written to ``path``."""
+    exported = served.run("export").stdout.splitlines()
+    victim = next(i for i, line in enumerate(exported) if '"tag":"ArtifactFrozen"' in line)
+    line = json.loads(exported[victim])
+    record = json.loads(base64.b64decode(line["headers"]["Athenaeum-Command"]))
+    change(record)
+    line["headers"]["Athenaeum-Command"] = base64.b64encode(json.dumps(record).encode()).decode()
+    line["command"] = record
+    path.write_text("\n".join(exported[:victim] + [json.dumps(line)] + exported[victim + 1:]) + "\n")
+    return path
+
+
+def hard_codes(served: Served, export: Path) -> list[str]:
+    verified = json.loads(served.run("verify-export", str(export), "--json").stdout)
+    return [f["code"] for f in verified["findings"] if f["severity"] == "HARD"]
+
+
 def _sha() -> str:
     return hashlib.sha256(TEXT.encode()).hexdigest()
 
 
-def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) -> None:  # noqa: F811
+def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) -> None:
     fleet(ledger)
     assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT).returncode == 0
     before = lines(ledger)
@@ -81,7 +101,7 @@ def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) ->
     assert lines(ledger) == before
 
 
-def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Served, tmp_path: Path) -> None:  # noqa: F811
+def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Served, tmp_path: Path) -> None:
     fleet(ledger)
     assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT, actor="alice").returncode == 0
     assert ledger.run("agent", "rotate-key", "alice", actor="alice").returncode == 0
@@ -103,25 +123,20 @@ def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Ser
 
 
 def test_a_flipped_signature_fails_verify_export_and_a_forged_one_fails_the_audit(
-        ledger: Served, tmp_path: Path) -> None:  # noqa: F811
+        ledger: Served, tmp_path: Path) -> None:
     fleet(ledger)
     assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT, actor="alice").returncode == 0
-    exported = ledger.run("export").stdout.splitlines()
-    victim = next(i for i, line in enumerate(exported) if '"tag":"ArtifactFrozen"' in line)
-    line = json.loads(exported[victim])
-    record = json.loads(base64.b64decode(line["headers"]["Athenaeum-Command"]))
-    signature = record["proof"]["signature"]
-    record["proof"]["signature"] = ("B" if signature[0] != "B" else "C") + signature[1:]
-    line["headers"]["Athenaeum-Command"] = base64.b64encode(json.dumps(record).encode()).decode()
-    line["command"] = record  # consistent with the stored bytes: only the signature is wrong
-    path = tmp_path / "flipped.jsonl"
-    path.write_text("\n".join(exported[:victim] + [json.dumps(line)] + exported[victim + 1:]) + "\n")
-    verified = json.loads(ledger.run("verify-export", str(path), "--json").stdout)
-    assert "bad_signature" in [f["code"] for f in verified["findings"] if f["severity"] == "HARD"]
+    keys: list[str] = []
 
-    alice_key = record["proof"]["public_key"]
+    def flip(record: dict) -> None:  # one letter of the signature; the rest as stored
+        signature = record["proof"]["signature"]
+        record["proof"]["signature"] = ("B" if signature[0] != "B" else "C") + signature[1:]
+        keys.append(record["proof"]["public_key"])
+
+    assert "bad_signature" in hard_codes(ledger, with_record_changed(ledger, flip, tmp_path / "flipped.jsonl"))
+
     vote = CastVote(topic="adr-30", sha256=_sha(), decision=Decision.SIGN, command_id="forged")
-    proof = Proof(by="signature", public_key=alice_key, signed_at=datetime.now(timezone.utc),
+    proof = Proof(by="signature", public_key=keys[0], signed_at=datetime.now(timezone.utc),
                   signature=base64.urlsafe_b64encode(b"\0" * 64).decode())
     position = forge(ledger, lambda state: FAMILY.decide(state, vote, Context(
         actor="alice", now=datetime.now(timezone.utc), command_id="forged")), "adr-30", vote, "alice",
@@ -130,7 +145,7 @@ def test_a_flipped_signature_fails_verify_export_and_a_forged_one_fails_the_audi
     assert code == 1 and [(f["code"], f["position"]) for f in hard(report)] == [("bad_signature", position)]
 
 
-def test_http_takes_a_bearer_token_for_an_agent_bound_to_a_key(ledger: Served) -> None:  # noqa: F811
+def test_http_takes_a_bearer_token_for_an_agent_bound_to_a_key(ledger: Served) -> None:
     fleet(ledger)
     http = ledger.ready_line.split("http=")[1].split()[0]
     issued = ledger.run("agent", "token", "alice", actor="alice")
@@ -154,17 +169,11 @@ def test_http_takes_a_bearer_token_for_an_agent_bound_to_a_key(ledger: Served) -
     assert code == 0 and not hard(report), report
 
 
-def test_a_record_whose_proof_was_removed_is_unsigned_for_a_principal_bound_to_a_key(ledger: Served, tmp_path: Path) -> None:  # noqa: F811
+def test_a_record_whose_proof_was_removed_is_unsigned_for_a_principal_bound_to_a_key(ledger: Served, tmp_path: Path) -> None:
     fleet(ledger)
     assert ledger.run("ratify", "init", "adr-30", "--roster", "alice,bob", "--text", TEXT, actor="alice").returncode == 0
-    exported = ledger.run("export").stdout.splitlines()
-    victim = next(i for i, line in enumerate(exported) if '"tag":"ArtifactFrozen"' in line)
-    line = json.loads(exported[victim])
-    record = json.loads(base64.b64decode(line["headers"]["Athenaeum-Command"]))
-    record["proof"] = None
-    line["headers"]["Athenaeum-Command"] = base64.b64encode(json.dumps(record).encode()).decode()
-    line["command"] = record
-    path = tmp_path / "unproven.jsonl"
-    path.write_text("\n".join(exported[:victim] + [json.dumps(line)] + exported[victim + 1:]) + "\n")
-    verified = json.loads(ledger.run("verify-export", str(path), "--json").stdout)
-    assert "unsigned" in [f["code"] for f in verified["findings"] if f["severity"] == "HARD"]
+
+    def remove_proof(record: dict) -> None:
+        record["proof"] = None
+
+    assert "unsigned" in hard_codes(ledger, with_record_changed(ledger, remove_proof, tmp_path / "unproven.jsonl"))

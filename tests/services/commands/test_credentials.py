@@ -3,11 +3,9 @@ only with it (PROTOCOLS.md conventions: actor_mismatch, bad_signature, key_revok
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 
 import msgspec
-import pytest
 
 from athenaeum.aggregates.families import fold_of
 from athenaeum.events.commands import Command
@@ -21,25 +19,12 @@ from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.store import CommandKey, CommandStore, MemoryStore
 from athenaeum.services.identity.keys import key_pair, new_seed, public_key
 from athenaeum.services.jetstream.factory import stream_config
-from tests.conftest import new_stream_name
 
 ADA, ALICE = key_pair(new_seed()), key_pair(new_seed())
 
 
 def signed(store: CommandStore, pair, command: Command, actor: str, at: datetime | None = None) -> Credential:  # type: ignore[no-untyped-def]
     return credentials.signed(pair, store.ledger_id, command, actor, at)
-
-
-@pytest.fixture(params=["memory", "jetstream"])
-async def ledger(request: pytest.FixtureRequest) -> AsyncIterator[CommandStore]:
-    """A store on each adapter: the JetStream one keeps the roster it last read, as a replica does."""
-    if request.param == "memory":
-        yield MemoryStore(fold_of)
-        return
-    server = request.getfixturevalue("nats_server")
-    opened = await JetStreamCommandStore.open([server.url], stream_config(new_stream_name(), 1, immutable=True), fold_of)
-    yield opened
-    await opened.close()
 
 
 async def fleet(store: CommandStore | None = None, humans: frozenset[str] = frozenset({"ada"})
@@ -139,8 +124,8 @@ async def test_a_name_the_flag_calls_human_is_not_once_the_roster_names_the_huma
 
 
 async def test_a_replica_that_read_the_roster_before_a_revocation_refuses_the_revoked_key(
-        ledger: CommandStore, nats_server) -> None:  # type: ignore[no-untyped-def]
-    handler, store = await fleet(ledger)
+        store: CommandStore, nats_server) -> None:  # type: ignore[no-untyped-def]
+    handler, store = await fleet(store)
     replica_store = await JetStreamCommandStore.open([nats_server.url], stream_config(store.log.stream, 1, immutable=True),
                                                      fold_of) if isinstance(store, JetStreamCommandStore) else store
     replica = CommandHandler(replica_store, humans=frozenset({"ada"}))
@@ -155,9 +140,9 @@ async def test_a_replica_that_read_the_roster_before_a_revocation_refuses_the_re
         await replica_store.close()
 
 
-async def test_a_signed_command_the_service_completed_is_answered_again_on_its_retry(ledger: CommandStore) -> None:
+async def test_a_signed_command_the_service_completed_is_answered_again_on_its_retry(store: CommandStore) -> None:
     """The proposal id the service derives: the record keeps the command as it was signed."""
-    handler, store = await fleet(ledger)
+    handler, store = await fleet(store)
     propose = ProposeQuorum(text="t", electorate=["alice"], threshold=1, command_id="p-1")
     first = await handler.send(propose, "alice", signed(store, ALICE, propose, "alice"))
     again = await handler.send(propose, "alice", signed(store, ALICE, propose, "alice"))

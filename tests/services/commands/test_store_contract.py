@@ -10,27 +10,12 @@ import msgspec
 import pytest
 
 from athenaeum.aggregates.context import Context
-from athenaeum.aggregates.families import fold_of
 from athenaeum.aggregates.rules import Stamp
 from athenaeum.events.commands import CommandRecord
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
-from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
-from athenaeum.services.commands.store import AlreadyApplied, CommandKey, Conflict, MemoryStore
-from athenaeum.services.jetstream.factory import stream_config
-from tests.conftest import new_stream_name
+from athenaeum.services.commands.store import AlreadyApplied, CommandKey, Conflict
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
-
-
-@pytest.fixture(params=["memory", "jetstream"])
-async def store(request: pytest.FixtureRequest):
-    if request.param == "memory":
-        yield MemoryStore(fold_of)
-        return
-    server = request.getfixturevalue("nats_server")
-    opened = await JetStreamCommandStore.open([server.url], stream_config(new_stream_name(), 1, immutable=True), fold_of)
-    yield opened
-    await opened.close()
 
 
 def topic() -> str:
