@@ -8,6 +8,7 @@ import base64
 import hashlib
 import json
 import stat
+import subprocess
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -19,7 +20,7 @@ from athenaeum.events.commands import Proof
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote
 from athenaeum.services.identity.keys import key_path
-from tests.services.conftest import Served
+from tests.services.conftest import ATHENAEUM, Served
 from tests.services.test_audit import audit, forge, hard
 
 TEXT = "# ADR 30\n"
@@ -177,3 +178,14 @@ def test_a_record_whose_proof_was_removed_is_unsigned_for_a_principal_bound_to_a
         record["proof"] = None
 
     assert "unsigned" in hard_codes(ledger, with_record_changed(ledger, remove_proof, tmp_path / "unproven.jsonl"))
+
+
+def test_a_missing_or_unreadable_key_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    not_a_seed = tmp_path / "garbage.nk"
+    not_a_seed.write_text("SUnot-a-seed\n")
+    for key in (tmp_path / "missing.nk", not_a_seed, tmp_path):
+        done = subprocess.run([*ATHENAEUM, "ratify", "vote", "adr-1", "--sha256", _sha(), "--sign", "--as", "alice",
+                               "--key", str(key), "--data-dir", str(tmp_path / "home")],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert "Traceback" not in done.stderr and str(key) in done.stderr
