@@ -83,12 +83,10 @@ class CommandHandler:
         """Decide ``command`` as ``actor``, who must be who ``credential`` proves, and append
         what it decides, once, however often it is sent with its ``command_id``."""
         route = BY_COMMAND[type(command)]
-        if not actor and credential.token is not None:  # sent with a token alone: as its holder
-            roster = await self.store.load(FLEET_ID, fresh=True)
-            actor = roster.tokens.get(token_sha256(credential.token), "") if roster is not None else ""
-        proof = await self._authenticate(route, command, actor, credential)
-        if isinstance(proof, Reply):
-            return proof
+        proven = await self._authenticate(route, command, actor, credential)
+        if isinstance(proven, Reply):
+            return proven
+        actor, proof = proven
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         reply = Reply.rejected("conflict", "no id could be derived")
@@ -110,10 +108,12 @@ class CommandHandler:
             turn = self._turns[aggregate_id] = asyncio.Lock()
         return turn
 
-    async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential) -> Proof | Reply:
-        """The proof of who sends ``command`` as received. A signature or a token is checked on
-        the roster read afresh (another replica may have rotated or revoked the key just now);
-        an unproven sender on the roster this process knows, and afresh before it is refused."""
+    async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential
+                            ) -> tuple[str, Proof] | Reply:
+        """Who sends ``command`` as received (with a token and no name: its holder), and the
+        proof. A signature or a token is checked on the roster read afresh (another replica may
+        have rotated or revoked the key just now); an unproven sender on the roster this
+        process knows, and afresh before it is refused."""
         if credential.signature is not None and command.command_id is None:
             return Reply.rejected("invalid", "a signed command carries its own command_id: without one, its signed "
                                   "bytes could be applied again as another command", "command_id")
@@ -121,6 +121,8 @@ class CommandHandler:
         proven = credential.signature is not None or credential.token is not None
         for fresh in (True,) if proven else (False, True):
             roster = await self.store.load(FLEET_ID, fresh=fresh)
+            if not actor and credential.token is not None and roster is not None:
+                actor = roster.tokens.get(token_sha256(credential.token), "")
             try:
                 # A signature's time is the signer's wall clock: checked against ours, not the decisions' clock.
                 proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now(),
@@ -130,7 +132,7 @@ class CommandHandler:
                 if fresh:
                     return Reply.rejected(violation.code, violation.message, violation.field)
         # What was signed is kept as signed: the service may fill in what it was sent without (an id).
-        return proof if proof.signature is None else msgspec.structs.replace(proof, command=received.decode())
+        return actor, proof if proof.signature is None else msgspec.structs.replace(proof, command=received.decode())
 
     def _is_human(self, actor: str, roster: Fleet | None) -> bool:
         """Human by the roster once it names its humans; until then, by the deployment's flag."""
