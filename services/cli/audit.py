@@ -14,6 +14,7 @@ from pathlib import Path
 import msgspec
 
 from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.audit import export as ledger_export
 from athenaeum.services.audit.auditor import Audit
 from athenaeum.services.audit.findings import Report
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     if args.family == "replay" and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         # Files of a later point left beside this one's would show states that never were.
         raise UsageError(f"--out: {args.out} is not an empty directory; replay writes one point in time into a new one")
-    with _ledger(url) as app:
+    with _ledger(url, data_dir) as app:
         if args.family == "export":
             position, moment = (until, None) if isinstance(until, int) else (None, until)
             for line in ledger_export.export(app, since=args.since, until=position, until_time=moment):
@@ -98,9 +99,12 @@ def _point(text: str | None) -> int | datetime | None:
 
 
 @contextmanager
-def _ledger(url: str | None) -> Iterator[AthenaeumApplication]:
+def _ledger(url: str | None, data_dir: Path) -> Iterator[AthenaeumApplication]:
     env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url or "nats://127.0.0.1:4222",
            "ATHENAEUM_CREATE_STREAM": "n"}  # an auditor reads the ledger, and writes nothing
+    # As the auditor the embedded server admits, unless $ATHENAEUM_NATS_KEY names another.
+    if not os.environ.get("ATHENAEUM_NATS_KEY") and (key := auditor_key(data_dir / "nats")) is not None:
+        env["ATHENAEUM_NATS_KEY"] = str(key)
     if stream := os.environ.get("ATHENAEUM_STREAM"):
         env["ATHENAEUM_STREAM"] = stream
     app = AthenaeumApplication(env=env)

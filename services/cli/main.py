@@ -21,6 +21,7 @@ from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
 from athenaeum.events.commands import CommandRecord
+from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.cli import agent as cli_agent
 from athenaeum.services.cli import audit as cli_audit
 from athenaeum.services.cli import page as cli_page
@@ -181,7 +182,9 @@ def _main(argv: list[str] | None) -> int:
                 raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
             agent(args.actor, "--as (or ATHENAEUM_AGENT)")
         command = None if query else FAMILIES[args.family].command_from(args)
-        seed = None if query else _seed(args, data_dir)
+        # Queries too: a server that authenticates admits only the roster's keys, and the
+        # embedded one its auditor's, whose key reads for whoever names nobody.
+        seed = _seed(args, data_dir) if args.key or args.actor else auditor_key(data_dir / "nats")
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE

@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import nats
 import nats.errors
 import nkeys
-from nats.aio.client import Client
+from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 
 from athenaeum.events.commands import Command
 from athenaeum.services.commands.service import (
     ACTOR_HEADER, LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_HEADER,
 )
 from athenaeum.services.commands.credentials import signed
-from athenaeum.services.identity.keys import key_of
+from athenaeum.services.identity.accounts import inbox_prefix
+from athenaeum.services.identity.keys import key_of, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
 from athenaeum.services.commands.replies import Reply, decode
@@ -40,6 +40,7 @@ class Unreachable(ConnectionError):
         self.command_id = command_id
 
 
+AUTHORIZATION_VIOLATION = "Authorization Violation"  # the server's words for a key it does not admit
 Seed = nkeys.KeyPair | str | bytes | Path  # a key pair, a seed's text (SU...), or a seed file
 
 
@@ -63,11 +64,14 @@ class AthenaeumClient:
     @classmethod
     async def connect(cls, url: str, actor: str, timeout: float = 10.0, seed: Seed | None = None) -> AthenaeumClient:
         servers = url.split(",")  # a cluster: several URLs, comma-separated
-        online = asyncio.Event()
+        key = key_of(seed) if seed is not None else None  # connects as it, where the server authenticates
+        online, refused = asyncio.Event(), asyncio.Event()
         last_error: list[Exception] = []
 
         async def remember(error: Exception) -> None:  # failures reach the caller, named, not printed
             last_error[:] = [error]
+            if AUTHORIZATION_VIOLATION in str(error):
+                refused.set()  # trying again cannot help: nats-py would, until the timeout
 
         async def disconnected() -> None:
             online.clear()
@@ -75,32 +79,42 @@ class AthenaeumClient:
         async def reconnected() -> None:
             online.set()
 
-        try:
-            # Within ``timeout``, so a command line says "unreachable" now; once connected, a
-            # node that goes away is replaced by another of the cluster's.
-            nc = await asyncio.wait_for(
-                nats.connect(
-                    servers=servers,
-                    # A share each: a node that takes connections but never answers leaves
-                    # time to try the others.
-                    connect_timeout=timeout / (len(servers) + 1),
-                    allow_reconnect=True,
-                    max_reconnect_attempts=-1,
-                    reconnect_time_wait=0.25,
-                    # Nothing is kept to send later: a command its caller was told did not go
-                    # must not go once the connection is back.
-                    pending_size=0,
-                    error_cb=remember,
-                    disconnected_cb=disconnected,
-                    reconnected_cb=reconnected,
-                ),
-                timeout,
-            )
-        except (asyncio.TimeoutError, nats.errors.Error, OSError) as error:
-            cause = last_error[0] if last_error else error
-            raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {cause!r}") from error
+        nc = Client()
+        # Within ``timeout``, so a command line says "unreachable" now; once connected, a
+        # node that goes away is replaced by another of the cluster's.
+        connecting = asyncio.ensure_future(nc.connect(
+            servers=servers,
+            # A share each: a node that takes connections but never answers leaves
+            # time to try the others.
+            connect_timeout=timeout / (len(servers) + 1),
+            allow_reconnect=True,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.25,
+            # Nothing is kept to send later: a command its caller was told did not go
+            # must not go once the connection is back.
+            pending_size=0,
+            nkeys_seed_str=key.seed.decode() if key is not None else None,
+            # The only replies the server lets an agent receive: those to inboxes named by its key.
+            inbox_prefix=inbox_prefix(public_key(key)) if key is not None else DEFAULT_INBOX_PREFIX,
+            error_cb=remember,
+            disconnected_cb=disconnected,
+            reconnected_cb=reconnected,
+        ))
+        refusal = asyncio.ensure_future(refused.wait())
+        await asyncio.wait({connecting, refusal}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        refusal.cancel()
+        error = connecting.exception() if connecting.done() and not connecting.cancelled() else None
+        if not connecting.done() or error is not None:
+            connecting.cancel()
+            await nc.close()
+            cause = last_error[0] if last_error else error or asyncio.TimeoutError()
+            if refused.is_set():
+                raise Unreachable(f"Athenaeum's NATS at {url} admits only keys its roster binds, and refused "
+                                  + ("this one (not registered, or revoked)" if key else "a connection without a key")
+                                  + ": act --as a registered principal with its key, or name one with --key")
+            raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {cause!r}")
         online.set()
-        return cls(nc, actor, timeout, online, seed)
+        return cls(nc, actor, timeout, online, key)
 
     async def _connected(self, what: str, command_id: str | None = None) -> None:
         """Wait, within the timeout, for a connection that is back: nothing is sent meanwhile."""

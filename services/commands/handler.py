@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 from weakref import WeakValueDictionary
@@ -70,11 +70,15 @@ class CommandHandler:
         humans: frozenset[str] = frozenset(),
         clock: Callable[[], datetime] = utc_now,
         activity: Callable[[], Activity] = lambda: NO_ACTIVITY,
+        on_roster: Callable[[Fleet], Awaitable[None]] | None = None,
     ) -> None:
         self.store = store
         self.humans = humans  # the deployment's; the fleet roster may register more
         self.clock = clock
         self.activity = activity  # the fleet's members as the read models last saw them (blocking: a thread's)
+        # Told of the roster each fleet command leaves, before its sender is answered: the NATS
+        # server then admits a key registered just now, and no longer one revoked.
+        self.on_roster = on_roster
         # Commands on one aggregate take turns within this process; optimistic concurrency
         # then only arbitrates between replicas, instead of tasks here losing to each other.
         self._turns: WeakValueDictionary[str, asyncio.Lock] = WeakValueDictionary()
@@ -96,6 +100,8 @@ class CommandHandler:
             # A derived id someone else's record already has: derive the next one.
             if concrete == command or reply.ok or reply.error is None or reply.error.code != "already_exists":
                 break
+        if reply.ok and self.on_roster is not None and route.family.aggregate_of(command) == FLEET_ID:
+            await self.on_roster(await self.store.load(FLEET_ID, fresh=True))
         return msgspec.structs.replace(reply, warnings=route.advise(command)) if reply.ok else reply
 
     async def load(self, aggregate_id: str) -> Any:
@@ -110,7 +116,8 @@ class CommandHandler:
 
     async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential
                             ) -> tuple[str, Proof] | Reply:
-        """Who sends ``command`` as received (with a token and no name: its holder), and the
+        """Who sends ``command`` as received (named by nobody: the holder of the connection's key
+        or of the token), and the
         proof. A signature or a token is checked on the roster read afresh (another replica may
         have rotated or revoked the key just now); an unproven sender on the roster this
         process knows, and afresh before it is refused."""
@@ -121,8 +128,11 @@ class CommandHandler:
         proven = credential.signature is not None or credential.token is not None
         for fresh in (True,) if proven else (False, True):
             roster = await self.store.load(FLEET_ID, fresh=fresh)
-            if not actor and credential.token is not None and roster is not None:
-                actor = roster.tokens.get(token_sha256(credential.token), "")
+            if not actor and roster is not None:  # named by what proves it: the connection's key, or a token
+                if credential.connection_key:
+                    actor = roster.holder_of(credential.connection_key) or ""
+                elif credential.token is not None:
+                    actor = roster.tokens.get(token_sha256(credential.token), "")
             try:
                 # A signature's time is the signer's wall clock: checked against ours, not the decisions' clock.
                 proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now(),

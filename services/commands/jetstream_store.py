@@ -11,6 +11,7 @@ answer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError, StoredEvent
@@ -51,10 +52,10 @@ class JetStreamCommandStore:
 
     @classmethod
     async def open(cls, urls: Sequence[str], config: dict[str, object], fold_of: Callable[[str], Fold],
-                   timeout: float = 5.0) -> JetStreamCommandStore:
+                   timeout: float = 5.0, key: Path | None = None) -> JetStreamCommandStore:
         """A store on its own connection, made on (and for) the running loop; ``config``: the
         ledger stream's, as the eventsourcing factory has it."""
-        client = await JetStreamClient.connect(urls, timeout, name="athenaeum:commands")
+        client = await JetStreamClient.connect(urls, timeout, name="athenaeum:commands", key=key)
         try:
             facts = await client.ensure_stream(config)
         except BaseException:

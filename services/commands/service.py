@@ -17,10 +17,11 @@ from nats.micro.request import Request
 from nats.micro.service import Service
 
 from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
-from athenaeum.services.commands.credentials import ASSERTED, Credential
+from athenaeum.services.commands.credentials import Credential
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
+from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
 
 ACTOR_HEADER = "Athenaeum-Actor"
 SIGNATURE_HEADER = "Athenaeum-Signature"  # base64url Ed25519, over identity.signing.signed_bytes
@@ -56,7 +57,8 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
     async def answer(request: Request) -> None:
         headers = request.headers or {}
         actor = headers.get(ACTOR_HEADER, "")
-        if not SLUG.fullmatch(actor) and not (actor == "" and TOKEN_HEADER in headers):  # a token names its holder
+        # A connection's key or a token names its holder.
+        if not SLUG.fullmatch(actor) and not (actor == "" and ({TOKEN_HEADER, REQUEST_INFO_HEADER} & headers.keys())):
             reply = Reply.rejected(
                 "invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: {actor!r}", "actor"
             )
@@ -84,10 +86,12 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
 
 
 def credential_of(headers: dict[str, str]) -> Credential:
-    """The signature or token a request carries, if any (the connection's key comes with NATS accounts)."""
+    """The signature or token a request carries, if any, and the key of the agent that sent it
+    when the server says (see ``identity.accounts``)."""
     signature, signed_at = headers.get(SIGNATURE_HEADER), headers.get(SIGNED_AT_HEADER)
+    connection_key = caller_key(headers.get(REQUEST_INFO_HEADER))
     if signature is None and signed_at is None:
-        return Credential(token=headers[TOKEN_HEADER]) if TOKEN_HEADER in headers else ASSERTED
+        return Credential(token=headers.get(TOKEN_HEADER), connection_key=connection_key)
     if signature is None or signed_at is None:
         raise Invalid(f"a signed command carries both {SIGNATURE_HEADER} and {SIGNED_AT_HEADER}",
                       "signature" if signature is None else "signed_at")
@@ -97,7 +101,7 @@ def credential_of(headers: dict[str, str]) -> Credential:
         moment = None
     if moment is None or moment.tzinfo is None:
         raise Invalid(f"{SIGNED_AT_HEADER} is an RFC 3339 time with its zone: {signed_at!r}", "signed_at")
-    return Credential(signature=signature, signed_at=moment)
+    return Credential(signature=signature, signed_at=moment, connection_key=connection_key)
 
 
 def _ledger(handler: CommandHandler):  # type: ignore[no-untyped-def]

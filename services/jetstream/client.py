@@ -17,6 +17,7 @@ import hashlib
 import logging
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NamedTuple
 
 import msgspec
@@ -25,6 +26,7 @@ from eventsourcing.persistence import OperationalError, ProgrammingError
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
+from athenaeum.services.identity.keys import KeyProblem, read_key
 from athenaeum.services.jetstream.messages import Outgoing, Stored, stored, stored_from_api
 from athenaeum.services.jetstream.reads import MAX_BATCH_BYTES, ReadReplies
 from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
@@ -95,7 +97,12 @@ class JetStreamClient:
         self._batches = asyncio.Semaphore(MAX_BATCHES_IN_FLIGHT)
 
     @classmethod
-    async def connect(cls, urls: Sequence[str], timeout: float, name: str) -> JetStreamClient:
+    async def connect(cls, urls: Sequence[str], timeout: float, name: str, key: Path | None = None) -> JetStreamClient:
+        """``key``: the seed file of the nkey user to connect as, where the server authenticates."""
+        try:
+            seed = read_key(key).seed.decode() if key is not None else None
+        except KeyProblem as problem:
+            raise OperationalError(f"cannot connect to NATS: {problem}") from None
         client = cls(Client(), timeout)
         try:
             # Reconnect forever once connected (each operation bounds its own wait), but give
@@ -104,6 +111,7 @@ class JetStreamClient:
                 client.nc.connect(
                     servers=list(urls),
                     name=name,
+                    nkeys_seed_str=seed,
                     connect_timeout=timeout,
                     flush_timeout=timeout,
                     allow_reconnect=True,

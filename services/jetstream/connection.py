@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from eventsourcing.persistence import ProgrammingError
@@ -16,10 +17,10 @@ T = TypeVar("T")
 class Connection:
     """The loop thread, the client on it, and the streams known to exist."""
 
-    def __init__(self, urls: Sequence[str], timeout: float, name: str) -> None:
+    def __init__(self, urls: Sequence[str], timeout: float, name: str, key: Path | None = None) -> None:
         self._loop = LoopThread()
         try:
-            self.client = self._loop.run(JetStreamClient.connect(urls, timeout, name))
+            self.client = self._loop.run(JetStreamClient.connect(urls, timeout, name, key))
         except BaseException:
             self._loop.close()
             raise

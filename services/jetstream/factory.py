@@ -6,6 +6,7 @@ Configuration, read from the application's environment (so ``<APP>_``-prefixed n
 - ``ATHENAEUM_STREAM``: the event stream (``ATHENAEUM``), created when missing with atomic
   publish and direct get allowed, delete and purge denied; snapshots go to ``<stream>_SNAPSHOTS``;
 - ``ATHENAEUM_REPLICAS``: stream replicas (1; 3 on a cluster);
+- ``ATHENAEUM_NATS_KEY``: the seed file of the nkey user to connect as, where NATS authenticates;
 - ``ATHENAEUM_NATS_TIMEOUT``: seconds any single NATS wait may take (5);
 - ``ATHENAEUM_CREATE_STREAM``: ``n`` for readers (auditors) that must find the stream, never
   create one under a mistyped name (``y``).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from eventsourcing.persistence import (
@@ -68,6 +70,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
     STREAM = "ATHENAEUM_STREAM"
     REPLICAS = "ATHENAEUM_REPLICAS"
     TIMEOUT = "ATHENAEUM_NATS_TIMEOUT"
+    NATS_KEY = "ATHENAEUM_NATS_KEY"
     CREATE_STREAM = "ATHENAEUM_CREATE_STREAM"
 
     def __init__(self, env: Environment | EnvType | None) -> None:
@@ -79,6 +82,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         # Snapshots are derived data: they may be deleted and rebuilt.
         self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=False)
         self._timeout = float(self.env.get(self.TIMEOUT, "5"))
+        self._key = Path(key) if (key := self.env.get(self.NATS_KEY)) else None
         self._create = self.env.get(self.CREATE_STREAM, "y").lower() not in ("n", "no", "false", "0")
         self._closed = False
         self._logs: dict[str, StreamLog] = {}
@@ -89,7 +93,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         process application, for each application it follows), and never closes those."""
         if self._closed:
             raise ProgrammingError("this JetStream infrastructure factory is closed")
-        return Connection(self._urls, self._timeout, name=f"athenaeum:{self.env.name}")
+        return Connection(self._urls, self._timeout, name=f"athenaeum:{self.env.name}", key=self._key)
 
     def _log(self, config: dict[str, object], events_log: StreamLog | None = None) -> StreamLog:
         name = str(config["name"])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import signal
 import socket
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from athenaeum.services.identity.accounts import Accounts
 from athenaeum.services.runtime.file_lock import try_lock
 from athenaeum.services.runtime.nats_binary import NatsServerError, binary_version, find_binary, require_version
 
@@ -71,6 +73,7 @@ class NatsServer:
     cluster: ClusterRoutes | None = None
     binary: Path | None = None
     monitor_port: int = 0
+    accounts: Accounts | None = None  # none: anyone who reaches the port may do anything
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _lock: IO[str] | None = field(default=None, init=False, repr=False)  # the store's, while running
 
@@ -98,7 +101,7 @@ class NatsServer:
         self.monitor_port = self.monitor_port or free_port()
         config = self.store_dir / "nats-server.conf"
         self._stop_orphan(config)
-        config.write_text(self._config())
+        self._write_config()
         log = open(self.store_dir / "nats-server.log", "ab")
         self._process = subprocess.Popen(
             [str(self.binary), "-c", str(config)],
@@ -134,6 +137,32 @@ class NatsServer:
             if not process_running(pid):
                 return
         raise NatsServerError(f"a nats-server (pid {pid}) still runs on {self.store_dir} and does not stop")
+
+    def reload(self, accounts: Accounts, timeout: float = READY_TIMEOUT) -> None:
+        """Take ``accounts`` from now on; returns once the server has (users no longer
+        listed are disconnected, new ones may connect)."""
+        if accounts == self.accounts:
+            return
+        self.accounts = accounts
+        loaded = self._varz()["config_load_time"]
+        self._write_config()
+        assert self._process is not None
+        self._process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + timeout
+        while self._varz()["config_load_time"] == loaded:
+            if time.monotonic() > deadline or not self.running:
+                raise NatsServerError(f"nats-server did not reload its configuration:\n{self.log_tail()}")
+            time.sleep(0.01)  # poll interval of a bounded wait for the reload
+
+    def _varz(self) -> dict[str, object]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_port}/varz", timeout=READY_TIMEOUT) as response:
+            return json.load(response)
+
+    def _write_config(self) -> None:
+        # Written whole, then renamed: a reload never reads half a configuration.
+        config, staged = self.store_dir / "nats-server.conf", self.store_dir / "nats-server.conf.new"
+        staged.write_text(self._config())
+        staged.replace(config)
 
     def wait_ready(self, timeout: float = READY_TIMEOUT) -> None:
         deadline = time.monotonic() + timeout
@@ -213,6 +242,8 @@ class NatsServer:
             # Jepsen lost acknowledged writes under the default two-minute fsync.
             f'jetstream {{ store_dir: "{store}", sync_interval: always }}',
         ]
+        if self.accounts is not None:
+            lines.append(self.accounts.config())
         if self.cluster is not None:
             routes = ", ".join(f"nats-route://127.0.0.1:{peer}" for peer in self.cluster.peers)
             lines.append(

@@ -11,9 +11,9 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,10 +21,15 @@ import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.families import fold_of
+from athenaeum.aggregates.fleet import Fleet
+from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, CheckpointWriter
 from athenaeum.services.commands.handler import CommandHandler, utc_now
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
+from athenaeum.services.identity.accounts import SERVICE_KEY, Accounts, admitted, service_keys
+from athenaeum.services.identity.keys import public_key
+from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
 from athenaeum.services.runtime.humans import record_humans
@@ -34,10 +39,11 @@ from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.queries.service import Reads, add_query_endpoints
 from athenaeum.services.views.read_models import ReadModelStore, scheme_of
 from athenaeum.services.timers.service import TimerService
-from athenaeum.services.views.bucket import ViewBucket
+from athenaeum.services.views.bucket import ViewBucket, bucket_of
 
 SERVE_FILE = "serve.json"
 STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
+DROP_GRACE = 1.0  # seconds a key no longer bound stays admitted: for the answer to what unbound it
 SERVICES = frozenset({"commands", "timer", "projector", "http"})
 DEFAULT_HTTP = "127.0.0.1:8765"
 log = logging.getLogger(__name__)
@@ -61,6 +67,9 @@ class ServeOptions:
     checkpoint_every: int = int(os.environ.get("ATHENAEUM_CHECKPOINT_EVERY", DEFAULT_EVERY))
     # The services' clock, shifted from the real one: for trying time windows of days.
     clock_offset: timedelta = timedelta(0)
+    # The seed file the services connect to ``nats_url`` with, where that server authenticates
+    # (the embedded server's are made in ``<data-dir>/nats``).
+    nats_key: Path | None = None
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
@@ -87,20 +96,20 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         stack.callback(claim.close)
         for signum in (signal.SIGINT, signal.SIGTERM) if own_stop else ():
             loop.add_signal_handler(signum, stop.set)
-        url = options.nats_url
+        url, nats_key, server = options.nats_url, options.nats_key, None
         if url is None:
-            server = NatsServer(store_dir=options.data_dir / "nats", port=options.port)
+            server = embedded_server(options)
+            nats_key = server.store_dir / SERVICE_KEY
             await asyncio.to_thread(server.start)
             stack.callback(server.stop)
             url = server.url
-        app = AthenaeumApplication(
-            env={
-                "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
-                "ATHENAEUM_NATS_URL": url,
-                "AGGREGATE_CACHE_MAXSIZE": "10000",
-                "IS_SNAPSHOTTING_ENABLED": "y",
-            }
-        )
+        env = {
+            "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
+            "ATHENAEUM_NATS_URL": url,
+            "AGGREGATE_CACHE_MAXSIZE": "10000",
+            "IS_SNAPSHOTTING_ENABLED": "y",
+        }
+        app = AthenaeumApplication(env=env | ({"ATHENAEUM_NATS_KEY": str(nats_key)} if nats_key else {}))
         stack.callback(app.close)
         ledger = app.factory.events_config  # type: ignore[attr-defined]  # its stream and replicas, for the timers and the bucket
         app.recorder.max_notification_id()  # the stream exists, in this version's layout, before anything starts
@@ -108,7 +117,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         # Nothing kept to send later (pending_size=0): an HTTP caller told 503 must not have the
         # command land once the connection is back.
         nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, pending_size=0,
-                                error_cb=_log_connection_error)
+                                nkeys_seed=str(nats_key) if nats_key else None, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
         # Every service reads the views: the commands for the fleet's activity, too.
         store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
@@ -117,9 +126,12 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         clock, activity = (lambda: utc_now() + offset), activity_from(store)
         handler = None
         if options.services & {"commands", "timer"}:  # the timer sends its commands through a handler too
-            commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of)
+            commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of, key=nats_key)
             stack.push_async_callback(commands.close)
-            handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock)
+            admit = None if server is None else admitting(server)
+            handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock, on_roster=admit)
+            if admit is not None:
+                await admit(await handler.load(FLEET_ID))  # whom the roster held when serve last stopped
             for line in await record_humans(handler, options.humans, options.data_dir):
                 print(f"athenaeum: {line}", file=sys.stderr, flush=True)
         service = await start_command_service(nc, handler if "commands" in options.services else None)
@@ -154,6 +166,46 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
+
+
+def embedded_server(options: ServeOptions) -> NatsServer:
+    """The embedded server, admitting the services' own keys (made on the first start) and,
+    once the roster is read, every principal's (see ``identity.accounts``)."""
+    directory = options.data_dir / "nats"
+    service, auditor = service_keys(directory)
+    stream = os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM)
+    accounts = Accounts(service=public_key(service), auditor=public_key(auditor), agents=frozenset(),
+                        streams=(stream, f"{stream}_SNAPSHOTS", f"KV_{bucket_of(stream)}"), bucket=bucket_of(stream))
+    return NatsServer(store_dir=directory, port=options.port, accounts=accounts)
+
+
+def admitting(server: NatsServer) -> Callable[[Fleet | None], Awaitable[None]]:
+    """What tells ``server`` the roster's keys, once the handler has a new roster. A new key is
+    admitted at once, before its registration is answered; one no longer bound is dropped a
+    moment later, so that the answer to its own rotation or revocation still reaches it (the
+    command service refuses whatever it sends meanwhile)."""
+    turn, latest = asyncio.Lock(), [frozenset[str]()]
+    pending: set[asyncio.Task[None]] = set()
+
+    async def reload(keys: frozenset[str]) -> None:
+        async with turn:
+            if server.running and server.accounts is not None:
+                await asyncio.to_thread(server.reload, replace(server.accounts, agents=keys))
+
+    async def drop_later() -> None:
+        await asyncio.sleep(DROP_GRACE)
+        await reload(latest[0])
+
+    async def admit(roster: Fleet | None) -> None:
+        latest[0] = keys = admitted(roster)
+        assert server.accounts is not None
+        await reload(server.accounts.agents | keys)
+        if not keys >= server.accounts.agents:
+            task = asyncio.create_task(drop_later())
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+
+    return admit
 
 
 @asynccontextmanager

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -13,13 +14,19 @@ from typing import TypeVar
 
 import pytest
 
+from athenaeum.aggregates.rules import SLUG
+from athenaeum.services.identity.accounts import SERVICE_KEY
+from athenaeum.services.identity.keys import key_path
+
 ATHENAEUM = [sys.executable, "-m", "athenaeum.services.cli"]
+UNENROLLED = frozenset({"agent", "key", "audit", "export", "verify-export", "replay", "schema"})
 T = TypeVar("T")
 
 
 class Served:
     def __init__(self, data_dir: Path, *options: str) -> None:
         self.data_dir = data_dir
+        self.enrolled: set[str] = {"ada"}
         env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
         env.pop("ATHENAEUM_NATS_URL", None)
         self.process = subprocess.Popen(
@@ -29,12 +36,36 @@ class Served:
         self.ready_line = self.process.stdout.readline()  # blocks until ready, or EOF if it died
 
     def run(self, *args: str, actor: str = "alice") -> subprocess.CompletedProcess[str]:
+        """The CLI as ``actor``, whom ada registers first (making its key) if nobody has: the
+        server admits only the roster's keys. Not before the verbs that make keys themselves."""
+        if args[0] not in UNENROLLED and SLUG.fullmatch(actor):
+            self.enrol(actor)
         env = os.environ.copy()
         env.pop("ATHENAEUM_NATS_URL", None)
-        return subprocess.run(
+        done = subprocess.run(
             [*ATHENAEUM, *args, "--data-dir", str(self.data_dir), "--as", actor],
             capture_output=True, text=True, timeout=60, env=env,
         )
+        if args[:2] == ("agent", "register") and done.returncode == 0:
+            self.enrolled.add(args[2])
+        return done
+
+    def enrol(self, actor: str) -> Path:
+        """``actor``'s key, registered by ada unless someone has (the CLI made it then)."""
+        if actor not in self.enrolled and not key_path(self.data_dir, actor).exists():
+            enrolled = self.run("agent", "register", actor, actor="ada")
+            assert enrolled.returncode == 0, enrolled.stderr + enrolled.stdout
+        self.enrolled.add(actor)  # a key removed afterwards stays removed
+        return key_path(self.data_dir, actor)
+
+    @property
+    def url(self) -> str:
+        return json.loads((self.data_dir / "serve.json").read_text())["nats"]
+
+    @property
+    def service_key(self) -> Path:
+        """The services' own key: a test that forges past them plays an operator who holds it."""
+        return self.data_dir / "nats" / SERVICE_KEY
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)

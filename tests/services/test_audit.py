@@ -65,8 +65,8 @@ def audit(served: Served, *options: str) -> tuple[int, dict]:
 
 
 def intruder(served: Served) -> AthenaeumApplication:
-    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
-    return AthenaeumApplication(env={"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url})
+    return AthenaeumApplication(env={"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": served.url,
+                                     "ATHENAEUM_NATS_KEY": str(served.service_key)})
 
 
 def test_a_clean_history_audits_clean_and_its_export_verifies(ledger: Served, tmp_path: Path) -> None:
@@ -86,8 +86,8 @@ def forge(served: Served, events: Callable[[Any], list[Event]], aggregate_id: st
     command service, with a record of ``command`` as a forger writes it; their last position."""
 
     async def append() -> int:
-        url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
-        store = await JetStreamCommandStore.open([url], stream_config("ATHENAEUM", 1, immutable=True), fold_of)
+        store = await JetStreamCommandStore.open([served.url], stream_config("ATHENAEUM", 1, immutable=True), fold_of,
+                                                 key=served.service_key)
         try:
             appended = events(await store.load(aggregate_id))
             fields = {"route": BY_COMMAND[type(command)].name, "command": msgspec.Raw(msgspec.json.encode(command)),
@@ -175,7 +175,7 @@ def test_garbage_on_a_marker_or_tracking_subject_is_a_finding(ledger: Served) ->
     history(ledger)
 
     async def publish() -> None:
-        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        nc = await nats.connect(ledger.url, nkeys_seed=str(ledger.service_key))
         await nc.request("ATHENAEUM.cmd.0123456789abcdef0123456789abcdef", b'{"garbage": true}', timeout=10)
         await nc.request("ATHENAEUM.trk.s.views", b"not tracking", timeout=10)
         await nc.request("ATHENAEUM.elsewhere", b"{}", timeout=10)
@@ -190,7 +190,7 @@ def test_a_message_the_store_did_not_write_is_reported_and_followed_past(ledger:
     history(ledger)
 
     async def forge() -> None:
-        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        nc = await nats.connect(ledger.url, nkeys_seed=str(ledger.service_key))
         for headers in ({"Athenaeum-Version": "3"}, {"Athenaeum-Version": "x", "Athenaeum-Topic": "VoteCast"}):
             await nc.request("ATHENAEUM.ev.s.adr-20", b"{}", headers=headers, timeout=10)
         await nc.close()
@@ -267,7 +267,8 @@ def test_a_command_edited_in_an_export_fails_verification(ledger: Served, tmp_pa
         path = tmp_path / f"{name}.jsonl"
         path.write_text("\n".join(lines[:victim] + [json.dumps(line)] + lines[victim + 1:]) + "\n")
         verified = ledger.run("verify-export", str(path), "--json")
-        assert verified.returncode == 1 and json.loads(verified.stdout)["findings"][0]["code"] == code, name
+        codes = [finding["code"] for finding in json.loads(verified.stdout)["findings"]]
+        assert verified.returncode == 1 and code in codes, (name, codes)  # the signature no longer holds either
 
 
 def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger: Served, tmp_path: Path) -> None:
@@ -294,7 +295,7 @@ def test_an_export_missing_lines_fails_verification_however_many(ledger: Served,
         path.write_text("\n".join(lines[:1] + lines[1 + removed:]) + "\n")
         verified = ledger.run("verify-export", str(path), "--json")
         assert verified.returncode == 1, removed
-        assert json.loads(verified.stdout)["findings"][0]["code"] == "checkpoint_mismatch"
+        assert "checkpoint_mismatch" in [finding["code"] for finding in json.loads(verified.stdout)["findings"]]
 
 
 def test_an_export_cut_short_or_not_an_export_fails_verification(ledger: Served, tmp_path: Path) -> None:
@@ -390,11 +391,11 @@ def test_a_forged_second_copy_of_a_command_under_its_key(ledger: Served) -> None
     ledger.run("check", "--after", str(json.loads(opened.stdout)["position"]))
     ask = AskQuestion(slug="t30", question="again?", command_id="asked-once")
 
-    def asked(state: Any) -> list[Event]:
-        return thread.FAMILY.decide(state, ask, Context(actor="bob", now=_now(), command_id="asked-once"))
+    def asked(state: Any) -> list[Event]:  # by a name no key binds: the copy, not its proof, is the finding
+        return thread.FAMILY.decide(state, ask, Context(actor="zed", now=_now(), command_id="asked-once"))
 
-    forge(ledger, asked, family_id("thread", "t30"), ask, "bob")
-    forge(ledger, asked, family_id("thread", "t30"), ask, "bob")
+    forge(ledger, asked, family_id("thread", "t30"), ask, "zed")
+    forge(ledger, asked, family_id("thread", "t30"), ask, "zed")
     code, report = audit(ledger)
     assert code == 1 and [f["code"] for f in hard(report)] == ["command_repeated"]
 
@@ -416,7 +417,7 @@ def test_an_event_stored_under_another_aggregate_and_one_no_view_takes(ledger: S
     facts = history(ledger)
 
     async def publish() -> None:
-        nc = await nats.connect(json.loads((ledger.data_dir / "serve.json").read_text())["nats"])
+        nc = await nats.connect(ledger.url, nkeys_seed=str(ledger.service_key))
         state = FAMILY.project(None, [])  # a vote for adr-20, put on another topic's subject
         forged = Stamp("adr-20", 2, Context(actor="bob", now=_now(), command_id="x"))(
             VoteCast, agent="bob", decision=Decision.SIGN, artifact_sha256=facts["sha"])

@@ -196,7 +196,7 @@ def test_every_view_change_lands_in_the_kv_bucket_without_revealing_votes(served
     served.run("check", "--after", str(voted["position"]), actor="bob")
 
     async def read() -> tuple[dict, dict]:
-        nc = await nats.connect(json.loads((served.data_dir / "serve.json").read_text())["nats"])
+        nc = await nats.connect(served.url, nkeys_seed=str(served.service_key))  # a tool of the services
         kv = await nc.jetstream().key_value("athenaeum-views")
         status, bob = await kv.get("ratifications.adr-10"), await kv.get("pending.bob")
         await nc.close()

@@ -146,21 +146,21 @@ def test_the_announcement_and_a_long_text_warning(served: Served) -> None:
 
 
 def test_a_retried_proposal_opens_one_proposal(served: Served) -> None:
-    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
+    url = served.url
     command = ProposeQuorum(text="Once", electorate=["bob"], threshold=1, command_id="retry-me")
-    with SyncClient(url, "alice") as client:
+    with SyncClient(url, "alice", seed=served.enrol("alice")) as client:
         first, again = client.send(command), client.send(command)
     assert first.ok and again.ok and first.position == again.position and bytes(first.events) == bytes(again.events)
 
 
 def test_a_second_tool_watching_the_kv_key_sees_every_change(served: Served) -> None:
-    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
+    url = served.url
     pid = "5EE0A11F"
     seen: list[dict] = []
     watching, finished = threading.Event(), threading.Event()
 
     async def watch() -> None:
-        nc = await nats.connect(url)
+        nc = await nats.connect(url, nkeys_seed=str(served.service_key))  # a tool of the services
         kv = await nc.jetstream().key_value("athenaeum-views")
         watcher = await kv.watch(f"fleet/quorum/{pid}", include_history=True)
         watching.set()

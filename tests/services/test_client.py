@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -12,8 +11,8 @@ from tests.services.conftest import Served
 
 
 def test_a_lost_server_and_a_misspelt_query_are_named(served: Served) -> None:
-    url = json.loads((served.data_dir / "serve.json").read_text())["nats"]
-    with SyncClient(url, "alice", timeout=5) as client:
+    url, alice = served.url, served.enrol("alice")
+    with SyncClient(url, "alice", timeout=5, seed=alice) as client:
         with pytest.raises(Unreachable, match="'ratification.shwo'"):
             client.query("ratification.shwo", topic="x")
         served.stop()
@@ -22,4 +21,4 @@ def test_a_lost_server_and_a_misspelt_query_are_named(served: Served) -> None:
                 client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1, command_id="retry-me"))
             assert lost.value.command_id == "retry-me"
     with pytest.raises(Unreachable, match="cannot reach"):
-        SyncClient(url, "alice", timeout=2)
+        SyncClient(url, "alice", timeout=2, seed=alice)

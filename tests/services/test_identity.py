@@ -92,13 +92,13 @@ def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) ->
         ("agent", "register", "mallory", "--human", "--as", "ada", "--key", alice),
         ("agent", "rotate-key", "bob", "--as", "bob", "--key", alice),
     ]
-    for attempt in attempts:
+    for attempt in attempts:  # the server says whose connection it is
         *args, _, actor, _, key = attempt
         done = ledger.run(*args, "--key", key, "--json", actor=actor)
-        assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "bad_signature", done.stdout
+        assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "actor_mismatch", done.stdout
     key_path(ledger.data_dir, "bob").unlink()  # bob's key gone: his name alone proves nothing
     done = ledger.run("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--json", actor="bob")
-    assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "bad_signature"
+    assert done.returncode == 3 and "admits only keys its roster binds" in done.stderr
     assert lines(ledger) == before
 
 
@@ -108,13 +108,16 @@ def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Ser
     assert ledger.run("agent", "rotate-key", "alice", actor="alice").returncode == 0
     old = key_path(ledger.data_dir, "alice").with_name("alice.nk.old")
     vote = ("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--json")
+    before = lines(ledger)
     done = ledger.run(*vote, "--key", str(old), actor="alice")
-    assert json.loads(done.stdout)["error"]["code"] == "bad_signature"
+    # Refused by the command service, or, a moment after the rotation, by the server itself.
+    assert done.returncode == 3 or json.loads(done.stdout)["error"]["code"] == "actor_mismatch", done.stdout
+    assert lines(ledger) == before
     assert ledger.run(*vote, actor="alice").returncode == 0  # the new key
     # bob's own revocation, its record so long that it is stored after its event, in a marker
     assert ledger.run("agent", "revoke", "bob", "--reason", "left " * 6000, actor="bob").returncode == 0
     done = ledger.run(*vote, actor="bob")
-    assert json.loads(done.stdout)["error"]["code"] == "key_revoked"
+    assert done.returncode == 3 or json.loads(done.stdout)["error"]["code"] == "key_revoked", done.stdout
     code, report = audit(ledger)
     assert code == 0 and not hard(report), report  # what alice signed with her old key holds
     path = tmp_path / "ledger.jsonl"

@@ -125,8 +125,8 @@ def test_a_window_given_as_a_duration_runs_from_the_services_clock(tmp_path: Pat
         expires = datetime.fromisoformat(json.loads(done.stdout)["events"][0]["expires_at"])
         expected = datetime.now(timezone.utc) + timedelta(days=46, hours=72)
         assert abs(expires - expected) < timedelta(minutes=5)
-        url = json.loads((shifted.data_dir / "serve.json").read_text())["nats"]
-        with SyncClient(url, "alice") as client:
+        url = shifted.url
+        with SyncClient(url, "alice", seed=shifted.enrol("alice")) as client:
             both = client.send(ProposeQuorum(text="x", electorate=["bob"], threshold=1, deadline_in="2h",
                                              deadline=datetime(2030, 1, 1, tzinfo=timezone.utc)))
         assert not both.ok and both.error.field == "deadline_in"

@@ -112,21 +112,21 @@ async def retry(commands: CommandHandler, command: Command, actor: str, attempts
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_a_command_retried_after_serve_restarted_applies_once(served: Served, path: str) -> None:
     *before, (command, actor) = PATHS[path](f"adr-{uuid.uuid4().hex[:8]}")
-    url = served.ready_line.split("nats=")[1].split()[0]
+    url = served.url
+    keys = {name: served.enrol(name) for name in {actor, *(sender for _, sender in before)}}
     for earlier, sender in before:
-        with SyncClient(url, sender) as client:
+        with SyncClient(url, sender, seed=keys[sender]) as client:
             assert client.send(earlier).ok
-    with SyncClient(url, actor) as client:
+    with SyncClient(url, actor, seed=keys[actor]) as client:
         first = client.send(command)
     assert first.ok and served.stop() == 0
     again = Served(served.data_dir)
     try:
-        url = again.ready_line.split("nats=")[1].split()[0]
-        with SyncClient(url, actor) as client:
+        with SyncClient(again.url, actor, seed=keys[actor]) as client:
             assert client.send(command) == first
             exported = again.run("export").stdout.splitlines()
         commands = [line for line in exported if '"Athenaeum-Command-Key"' in line and "LedgerCheckpoint" not in line
-                    and "deployment-human-" not in line]
-        assert len(commands) == len(before) + 1  # the serves' own checkpoints and humans aside
+                    and '"AgentRegistered"' not in line]
+        assert len(commands) == len(before) + 1  # the serves' own checkpoints and the fleet's registrations aside
     finally:
         again.stop()
