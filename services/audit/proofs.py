@@ -89,7 +89,8 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str, v
         if record.actor_is_human:
             return Problem("unsigned_human_decision", f"{record.route} was decided as the human {record.actor!r} "
                                                       f"with no human's signature ({proof.by})")
-        return None
+        return Problem("header_asserted", f"{record.route} as {record.actor!r} was taken on its sender's word (a name "
+                                          "no key binds, from NATS without accounts or a trusted HTTP address)", "INFO")
     if roster is not None and record.actor in roster.revoked:
         return Problem("key_revoked", f"{record.route} is signed by {record.actor!r}, whose key was revoked before it")
     if key is None or key != proof.public_key:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -31,6 +32,14 @@ def agent(name: str, option: str) -> str:
     if not rules.SLUG.fullmatch(name):
         raise UsageError(f"{option}: {name!r} is not an agent's name, a slug (lowercase letters, digits, hyphens)")
     return name
+
+
+def addresses(text: str, option: str) -> frozenset[str]:
+    """``a,b`` of IP addresses, as the HTTP server names its clients'."""
+    try:
+        return frozenset(str(ipaddress.ip_address(address)) for address in agents(text))
+    except ValueError as error:
+        raise UsageError(f"{option}: {error} (IP addresses, comma-separated)") from None
 
 
 def slugs(text: str, option: str) -> frozenset[str]:

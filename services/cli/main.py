@@ -29,7 +29,7 @@ from athenaeum.services.cli import quorum as cli_quorum
 from athenaeum.services.cli import ratify as cli_ratify
 from athenaeum.services.cli import task as cli_task
 from athenaeum.services.cli import thread as cli_thread
-from athenaeum.services.cli.args import UsageError, agent, duration, slugs
+from athenaeum.services.cli.args import UsageError, addresses, agent, duration, slugs
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.runtime.demo import run_demo
@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--http", help=f"HOST:PORT of the HTTP gateway (default $ATHENAEUM_HTTP or {DEFAULT_HTTP}; "
                                     "port 0: a free one)")
     run.add_argument("--no-http", action="store_true", help="serve no HTTP")
+    run.add_argument("--trust-agent-header", metavar="ADDR[,ADDR...]", default="",
+                     help="take X-Agent-Name without a token from these client addresses, such as a local "
+                          "authenticating proxy's (off by default; the ledger stores such commands as header-asserted)")
+    run.add_argument("--nats-key", type=Path, default=os.environ.get("ATHENAEUM_NATS_KEY"),
+                     help="with --nats: the seed file the services connect with ($ATHENAEUM_NATS_KEY)")
 
     for module in MODULES:
         if module is cli_agent:
@@ -149,6 +154,8 @@ def _main(argv: list[str] | None) -> int:
                 services=services,
                 http=args.http or os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
                 clock_offset=duration(offset, "ATHENAEUM_CLOCK_OFFSET") if offset else timedelta(0),
+                nats_key=args.nats_key,
+                trust_agent_header=addresses(args.trust_agent_header, "--trust-agent-header"),
             )
             asyncio.run(serve(options))
         except KeyboardInterrupt:

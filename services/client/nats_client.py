@@ -50,12 +50,13 @@ class AthenaeumClient:
     the caller's bearer ``token``)."""
 
     def __init__(self, nc: Client, actor: str, timeout: float = 10.0, online: asyncio.Event | None = None,
-                 seed: Seed | None = None, token: str | None = None) -> None:
+                 seed: Seed | None = None, token: str | None = None, signature: tuple[str, str] | None = None) -> None:
         self.nc = nc
         self.actor = actor
         self.timeout = timeout
         self.key = key_of(seed) if seed is not None else None
         self.token = token  # an HTTP bearer token, which the gateway passes on
+        self.signature = signature  # an HTTP caller's own (signature, signed at), passed on as well
         self._ledger_id: str | None = None
         self._online = online or asyncio.Event()
         if online is None and nc.is_connected:
@@ -156,6 +157,8 @@ class AthenaeumClient:
     async def _headers(self, command: Command) -> dict[str, str]:
         """Who sends, and with a key, the signature over the command in this ledger."""
         headers = {ACTOR_HEADER: self.actor} | ({TOKEN_HEADER: self.token} if self.token is not None else {})
+        if self.signature is not None:
+            return headers | dict(zip((SIGNATURE_HEADER, SIGNED_AT_HEADER), self.signature))
         if self.key is not None:
             if self._ledger_id is None:
                 answer = await self.nc.request(LEDGER_SUBJECT, b"", timeout=self.timeout)

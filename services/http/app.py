@@ -77,7 +77,12 @@ def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
         name = "page.consensus" if render == "consensus" else "page.show"
         return answer_response(await gateway.query(name, page=path.lstrip("/"), **waiting_for(after)))
 
-    return [check, ratification, proposal, thread, page]
+    @get("/ledger", tags=["reads"], responses=READ_ERRORS)
+    async def ledger() -> Response[Any]:
+        """The ledger's id, which a command signed by its sender's own key names."""
+        return answer_response(await gateway.ledger())
+
+    return [check, ratification, proposal, thread, page, ledger]
 
 
 @get("/openapi.json", include_in_schema=False)
@@ -136,8 +141,9 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
     return Response(body, status_code=error.status_code, media_type=MediaType.JSON)
 
 
-def create_app(nc: Client, base_url: str) -> Litestar:
-    gateway = Gateway(nc)
+def create_app(nc: Client, base_url: str, trusted: frozenset[str] = frozenset()) -> Litestar:
+    """``trusted``: the addresses whose ``X-Agent-Name`` is taken without proof (see ``Gateway``)."""
+    gateway = Gateway(nc, trusted=trusted)
     handlers: list[Any] = [_command_route(route, gateway) for route in EXPOSED]
     handlers += _reads(gateway)
     handlers += http_tasks.handlers(gateway)

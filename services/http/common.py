@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import msgspec
+import nats.errors
 from litestar import MediaType, Request, Response
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
@@ -15,6 +16,7 @@ from athenaeum.aggregates.rules import SLUG
 from athenaeum.events.commands import Command
 from athenaeum.projectors import a2a_tasks
 from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.commands.service import LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER
 from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
 
 AGENT_HEADER = "X-Agent-Name"
@@ -61,23 +63,31 @@ def waiting_for(after: int | None) -> dict[str, int]:
 class Gateway:
     """Sends commands and queries over NATS on behalf of HTTP callers."""
 
-    def __init__(self, nc: Client, timeout: float = 10.0) -> None:
+    def __init__(self, nc: Client, timeout: float = 10.0, trusted: frozenset[str] = frozenset()) -> None:
         self.nc = nc
         self.timeout = timeout
+        # Addresses whose X-Agent-Name is taken on their word (a local authenticating proxy):
+        # the ledger stores what they send as header-asserted.
+        self.trusted = trusted
 
-    def client(self, actor: str, token: str | None = None) -> AthenaeumClient:
-        return AthenaeumClient(self.nc, actor, self.timeout, token=token)
+    def client(self, actor: str, token: str | None = None, signature: tuple[str, str] | None = None) -> AthenaeumClient:
+        return AthenaeumClient(self.nc, actor, self.timeout, token=token, signature=signature)
 
     async def send(self, request: Request, command: Command, *, a2a: bool = False) -> Reply:
         """``a2a``: sent by the A2A gateway, the only sender whose command ids name A2A tasks.
-        With a bearer token the command is its holder's (``X-Agent-Name`` may then be left out)."""
+        The sender proves who it is with a bearer token (the command is then its holder's, and
+        ``X-Agent-Name`` may be left out) or by signing the command with its own key
+        (``Athenaeum-Signature`` and ``Athenaeum-Signed-At``, as over NATS); only a trusted
+        address may name a sender and prove nothing."""
         actor = header(request, AGENT_HEADER)
         authorization = header(request, "Authorization")
         scheme, _, credentials = authorization.partition(" ")
         token = credentials.strip() if scheme.lower() == BEARER else None
-        if authorization and not token:
-            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> (athenaeum agent token NAME)",
-                                  "Authorization")
+        signature = header(request, SIGNATURE_HEADER), header(request, SIGNED_AT_HEADER)
+        signed = signature if any(signature) else None
+        if (authorization and not token) or not (token or signed or self.trusts(request)):
+            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (a human issues one: "
+                                  "athenaeum agent token NAME), or a command signed with the sender's key", "Authorization")
         if not SLUG.fullmatch(actor) and not (token and not actor):
             return Reply.rejected(
                 "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
@@ -89,9 +99,19 @@ class Gateway:
             return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "
                                   "send those through /a2a", IDEMPOTENCY_HEADER)
         try:
-            return await self.client(actor, token).send(command)
+            return await self.client(actor, token, signed).send(command)
         except Unreachable as error:
             return Reply.rejected("unavailable", str(error))
+
+    async def ledger(self) -> dict[str, Any]:
+        try:
+            answer = await self.nc.request(LEDGER_SUBJECT, b"", timeout=self.timeout)
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError) as error:
+            return {"ok": False, "error": {"code": "unavailable", "message": f"no command service answers: {error!r}"}}
+        return {"ok": True, "result": msgspec.json.decode(answer.data)}
+
+    def trusts(self, request: Request) -> bool:
+        return request.client is not None and request.client.host in self.trusted
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:
         try:

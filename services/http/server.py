@@ -23,7 +23,7 @@ class _EmbeddedServer(uvicorn.Server):
 
 
 class HttpServer:
-    def __init__(self, nc: Client, address: str) -> None:
+    def __init__(self, nc: Client, address: str, trusted: frozenset[str] = frozenset()) -> None:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise ValueError(f"--http: {address!r} is not HOST:PORT")
@@ -34,7 +34,7 @@ class HttpServer:
         bound_host, bound_port = self.socket.getsockname()[:2]
         self.url = f"http://{bound_host}:{bound_port}"
         # Open event streams are cut after a short grace when serve stops.
-        config = uvicorn.Config(create_app(nc, self.url), log_level="warning", lifespan="off",
+        config = uvicorn.Config(create_app(nc, self.url, trusted), log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=2)
         self.server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None

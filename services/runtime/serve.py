@@ -70,6 +70,8 @@ class ServeOptions:
     # The seed file the services connect to ``nats_url`` with, where that server authenticates
     # (the embedded server's are made in ``<data-dir>/nats``).
     nats_key: Path | None = None
+    # Addresses whose X-Agent-Name the gateway takes without a token (an authenticating proxy).
+    trust_agent_header: frozenset[str] = frozenset()
 
 
 async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop: asyncio.Event | None = None) -> None:
@@ -156,7 +158,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         stack.push_async_callback(stop_answering, service, STOP_GRACE)
         urls = {"nats": url}
         if "http" in options.services:
-            http = await HttpServer(nc, options.http).start()
+            http = await HttpServer(nc, options.http, options.trust_agent_header).start()
             stack.push_async_callback(http.stop)
             urls["http"] = http.url
         serve_file = options.data_dir / SERVE_FILE

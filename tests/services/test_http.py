@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import httpx
 import pytest
@@ -17,10 +19,16 @@ SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
 
 
 @pytest.fixture
-def http(served: Served) -> httpx.Client:
-    url = json.loads((served.data_dir / "serve.json").read_text())["http"]
-    with httpx.Client(base_url=url, timeout=30) as client:
-        yield client
+def http(tmp_path: Path) -> Iterator[httpx.Client]:
+    """The gateway of a serve that takes ``X-Agent-Name`` from 127.0.0.1, as behind a local
+    authenticating proxy: the original arbitrator's scripts send no token."""
+    served = Served(tmp_path / "home", "--trust-agent-header", "127.0.0.1")
+    try:
+        url = json.loads((served.data_dir / "serve.json").read_text())["http"]
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield client
+    finally:
+        served.stop()
 
 
 def as_(agent: str, project: str | None = None) -> dict[str, str]:

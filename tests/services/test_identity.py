@@ -14,12 +14,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
+import msgspec
 from athenaeum.aggregates.context import Context
 from athenaeum.aggregates.ratification import FAMILY
 from athenaeum.events.commands import Proof
 from athenaeum.events.ratification import Decision
-from athenaeum.events.ratification_commands import CastVote
-from athenaeum.services.identity.keys import key_path
+from athenaeum.events.ratification_commands import CastVote, InitRatification
+from athenaeum.services.commands.credentials import signed
+from athenaeum.services.identity.keys import key_path, read_key
 from tests.services.conftest import ATHENAEUM, Served
 from tests.services.test_audit import audit, forge, hard
 
@@ -171,6 +173,46 @@ def test_http_takes_a_bearer_token_for_an_agent_bound_to_a_key(ledger: Served) -
     assert "bearer" in httpx.get(f"{http}/openapi.json").json()["components"]["securitySchemes"]
     code, report = audit(ledger)
     assert code == 0 and not hard(report), report
+
+
+def test_http_takes_a_command_signed_by_its_senders_own_key(ledger: Served) -> None:
+    fleet(ledger)
+    http = ledger.ready_line.split("http=")[1].split()[0]
+    ledger_id = httpx.get(f"{http}/ledger").json()["ledger_id"]
+    command = InitRatification(topic="adr-33", roster=["alice", "bob"], artifact=TEXT, command_id="signed-over-http")
+    credential = signed(read_key(key_path(ledger.data_dir, "alice")), ledger_id, command, "alice")
+    assert credential.signature is not None and credential.signed_at is not None
+    headers = {"X-Agent-Name": "alice", "Athenaeum-Signature": credential.signature,
+               "Athenaeum-Signed-At": credential.signed_at.isoformat()}
+    url = f"{http}/commands/ratification/init"
+    body = msgspec.to_builtins(command)
+    altered = httpx.post(url, json=body | {"roster": ["alice"]}, headers=headers)
+    assert altered.status_code == 401 and altered.json()["error"]["code"] == "bad_signature"
+    as_bob = httpx.post(url, json=body, headers=headers | {"X-Agent-Name": "bob"})
+    assert as_bob.status_code == 401 and as_bob.json()["error"]["code"] == "bad_signature"
+    done = httpx.post(url, json=body, headers=headers)
+    assert done.status_code == 200 and done.json()["events"][0]["actor"] == "alice", done.text
+    stored = [json.loads(line) for line in ledger.run("export").stdout.splitlines() if "signed-over-http" in line]
+    assert stored and stored[0]["command"]["proof"]["by"] == "signature"
+
+
+def test_a_trusted_address_names_its_sender_and_the_audit_lists_what_it_took_on_its_word(tmp_path: Path) -> None:
+    served = Served(tmp_path / "home", "--trust-agent-header", "127.0.0.1")
+    try:
+        http = served.ready_line.split("http=")[1].split()[0]
+        body = {"topic": "adr-34", "roster": ["zed"], "artifact": TEXT}
+        done = httpx.post(f"{http}/commands/ratification/init", json=body, headers={"X-Agent-Name": "zed"})
+        assert done.status_code == 200, done.text
+        human = httpx.post(f"{http}/commands/ratification/cancel", json={"topic": "adr-34"},
+                           headers={"X-Agent-Name": "ada"})  # bound to a key: a header proves nothing of ada
+        assert human.status_code == 401 and human.json()["error"]["code"] == "bad_signature"
+        code, report = audit(served)
+        assert code == 0 and [f["code"] for f in report["findings"] if f["severity"] == "INFO"].count("header_asserted") == 1
+    finally:
+        served.stop()
+    refused = subprocess.run([*ATHENAEUM, "serve", "--data-dir", str(tmp_path / "other"), "--trust-agent-header", "proxy"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--trust-agent-header" in refused.stderr
 
 
 def test_a_record_whose_proof_was_removed_is_unsigned_for_a_principal_bound_to_a_key(ledger: Served, tmp_path: Path) -> None:
