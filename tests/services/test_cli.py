@@ -249,15 +249,8 @@ def test_the_read_models_can_live_in_postgresql(tmp_path: Path) -> None:
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{database}"')
     try:
-        env = os.environ | {"ATHENAEUM_HUMANS": "ada"}
-        env.pop("ATHENAEUM_NATS_URL", None)
-        process = subprocess.Popen(
-            [*ATHENAEUM, "serve", "--no-http", "--data-dir", str(tmp_path), "--read-models", url.replace("/test", f"/{database}")],
-            stdout=subprocess.PIPE, text=True, env=env,
-        )
-        served = Served.__new__(Served)
-        served.data_dir, served.process = tmp_path, process
-        assert process.stdout.readline().startswith("athenaeum ready")
+        served = Served(tmp_path, "--read-models", url.replace("/test", f"/{database}"))
+        assert served.ready_line.startswith("athenaeum ready")
         opened = json.loads(served.run("ratify", "init", "adr-13", "--roster", "bob", "--text", TEXT, "--json").stdout)
         waiting = json.loads(served.run("check", "--after", str(opened["position"]), "--json", actor="bob").stdout)
         assert waiting["items"][0]["id"] == "adr-13"
