@@ -8,9 +8,10 @@ import msgspec
 import nats
 
 
-async def raw_publish_rate(url: str, subject_prefix: str, count: int) -> float:
-    """Sequential JetStream publish-with-ack per second onto an existing stream's subjects."""
-    nc = await nats.connect(url)
+async def raw_publish_rate(url: str, subject_prefix: str, count: int, key: str | None = None) -> float:
+    """Sequential JetStream publish-with-ack per second onto an existing stream's subjects
+    (connected with the seed file ``key``, where the server authenticates)."""
+    nc = await nats.connect(url, nkeys_seed=key)
     js = nc.jetstream()
     started = time.perf_counter()
     for n in range(count):

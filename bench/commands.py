@@ -4,9 +4,10 @@
     python -m bench.commands --quick    # a smoke run
 
 Figures, each against raw JetStream publish-with-ack measured in the same run on the same
-server: accepted votes per second through NATS, sequentially and from 32 concurrent clients
-on distinct topics (ratifications of nine agents, opened beforehand); the same sequential votes,
-each signed by its agent's registered key, against the unsigned ones; a command of two events (a task's completion after a clean review: one
+server: accepted votes per second through NATS, each signed by its agent's registered key on
+its agent's own connection, sequentially and from 32 concurrent clients on distinct topics
+(ratifications of nine agents, opened beforehand); the same sequential votes against those of
+a serve on a server that authenticates nobody, from agents no key binds; a command of two events (a task's completion after a clean review: one
 atomic batch); and the p50/p99 time from a vote's reply until ``check`` reflects it. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
 makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
@@ -28,7 +29,6 @@ from pathlib import Path
 
 import msgspec
 import nats
-from nkeys import KeyPair
 
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.fleet_commands import RegisterAgent
@@ -43,7 +43,9 @@ from athenaeum.events.task_commands import (
     TransitionTask,
 )
 from athenaeum.services.client import AthenaeumClient
+from athenaeum.services.identity.accounts import SERVICE_KEY
 from athenaeum.services.identity.keys import key_pair, key_path, new_seed, public_key
+from athenaeum.services.runtime.nats_server import NatsServer
 
 from bench.baselines import raw_publish_rate
 
@@ -51,24 +53,24 @@ ARTIFACT = "# Bench\nEvery vote counts.\n"
 SHA = sha256_of(ARTIFACT)
 
 
-async def raw_rate(url: str, count: int) -> float:
-    nc = await nats.connect(url)
+async def raw_rate(url: str, count: int, key: str) -> float:
+    nc = await nats.connect(url, nkeys_seed=key)
     await nc.jetstream().add_stream(name="BENCHRAW", subjects=["benchraw.>"])
     await nc.close()
-    return await raw_publish_rate(url, "benchraw", count)
+    return await raw_publish_rate(url, "benchraw", count, key)
 
 
-async def floor_rates(url: str, count: int, clients: int) -> tuple[float, float]:
+async def floor_rates(url: str, count: int, clients: int, key: str) -> tuple[float, float]:
     """Requests per second to a service (a process of its own, as serve is) whose every answer
     is one publish-with-ack: one request after another, and from ``clients`` side by side."""
-    nc = await nats.connect(url)
+    nc = await nats.connect(url, nkeys_seed=key)
     await nc.jetstream().add_stream(name="BENCHFLOOR", subjects=["benchfloor.>"])
 
     async def requests(numbers: range) -> None:
         for n in numbers:
             await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
 
-    async with running(sys.executable, "-m", "bench.floor", url) as ready:
+    async with running(sys.executable, "-m", "bench.floor", url, key) as ready:
         assert ready.startswith("floor ready"), ready
         started = time.perf_counter()
         await requests(range(count))
@@ -94,38 +96,44 @@ async def running(*command: str) -> AsyncIterator[str]:
 
 
 ROSTER = [f"agent-{n}" for n in range(9)]  # a fleet's ratification: nine agents, as quorum's presets count
-SIGNERS = [f"signer-{n}" for n in range(9)]  # the same, each registered with a key and signing
 HUMAN = "bench-human"
+Clients = dict[str, AthenaeumClient]  # each agent's own connection (one for all, where nothing proves who)
 
 
-async def ballots(client: AthenaeumClient, name: str, count: int, roster: list[str] = ROSTER,
-                  keys: dict[str, KeyPair] | None = None) -> list[tuple[str, str]]:
-    """Open enough ratifications of nine for ``count`` votes; the (topic, agent) of each vote."""
-    topics = [f"{name}-{n}" for n in range(-(-count // len(roster)))]
-    for topic in topics:
-        client.actor, client.key = roster[0], (keys or {}).get(roster[0])
-        assert (await client.send(InitRatification(topic=topic, roster=roster, artifact=ARTIFACT))).ok
-    return [(topic, agent) for topic in topics for agent in roster][:count]
+async def ballots(clients: Clients, name: str, topics: int, roster: list[str] = ROSTER) -> list[str]:
+    """Open ``topics`` ratifications of ``roster``, each by its first agent."""
+    opened = [f"{name}-{n}" for n in range(topics)]
+    for topic in opened:
+        opener = clients[roster[0]]
+        opener.actor = roster[0]
+        assert (await opener.send(InitRatification(topic=topic, roster=roster, artifact=ARTIFACT))).ok
+    return opened
 
 
-async def signers(url: str, home: str) -> dict[str, KeyPair]:
-    """The signing roster, registered with its keys by the human serve made a key for."""
+def everyone(topics: list[str], count: int) -> list[tuple[str, str]]:
+    """The (topic, agent) of ``count`` votes, each topic's whole roster in turn."""
+    return [(topic, agent) for topic in topics for agent in ROSTER][:count]
+
+
+async def enrolled(url: str, home: str, names: list[str]) -> Clients:
+    """``names`` registered with keys of their own by the human serve made a key for, each
+    connected with its key, as the server requires."""
     human = await AthenaeumClient.connect(url, HUMAN, seed=key_path(Path(home), HUMAN))
-    keys = {name: key_pair(new_seed()) for name in SIGNERS}
+    keys = {name: key_pair(new_seed()) for name in names}
     for name, key in keys.items():
         assert (await human.send(RegisterAgent(name=name, public_key=public_key(key)))).ok
     await human.close()
-    return keys
+    return {name: await AthenaeumClient.connect(url, name, seed=key) for name, key in keys.items()}
 
 
-async def votes(client: AthenaeumClient, cast: list[tuple[str, str]], latencies: list[float] | None = None,
-                keys: dict[str, KeyPair] | None = None) -> tuple[int, int]:
-    """The votes, one after another: how many were accepted, and the last one's position. With
-    ``latencies``, the time from each vote's reply until ``check`` reflects it; with ``keys``,
-    each signed by its agent's key."""
+async def votes(clients: Clients, cast: list[tuple[str, str]], latencies: list[float] | None = None) -> tuple[int, int]:
+    """The votes, one after another, each by its agent's client: how many were accepted, and the
+    last one's position. With ``latencies``, the time from each vote's reply until ``check``
+    reflects it."""
     accepted = position = 0
     for topic, agent in cast:
-        client.actor, client.key = agent, (keys or {}).get(agent)
+        client = clients[agent]
+        client.actor = agent
         reply = await client.send(CastVote(topic=topic, sha256=SHA, decision=Decision.SIGN))
         accepted += reply.ok
         position = max(position, reply.position or 0)
@@ -140,6 +148,29 @@ async def caught_up(client: AthenaeumClient, position: int) -> None:
     """Wait for the views to reach ``position`` (0: the ledger as it is), so that one figure's
     projection does not run into the next one's time."""
     await client.query("check", agent=ROSTER[0], **({"after": position} if position else {}))
+
+
+async def sequential_rate(clients: Clients, count: int, name: str) -> float:
+    cast = everyone(await ballots(clients, name, -(-count // len(ROSTER))), count)
+    await caught_up(clients[ROSTER[0]], 0)
+    started = time.perf_counter()
+    accepted, position = await votes(clients, cast)
+    rate = accepted / (time.perf_counter() - started)
+    await caught_up(clients[ROSTER[0]], position)
+    return rate
+
+
+async def unsigned_rate(count: int, directory: str) -> float:
+    """Sequential votes through a serve on a server that authenticates nobody, from agents no
+    key binds: what the same votes cost with no identity at all."""
+    with NatsServer(store_dir=Path(directory) / "nats") as plain:
+        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", str(Path(directory) / "home"),
+                 "--no-http", "--nats", plain.url)
+        async with running(*serve):
+            client = await AthenaeumClient.connect(plain.url, ROSTER[0])
+            rate = await sequential_rate(dict.fromkeys(ROSTER, client), count, "unsigned")
+            await client.close()
+    return rate
 
 
 async def completions(client: AthenaeumClient, count: int) -> float:
@@ -172,47 +203,37 @@ async def run(count: int, clients: int) -> None:
                  "--humans", HUMAN)
         async with running(*serve) as ready:
             url = ready.split("nats=")[1].split()[0]
-            raw = await raw_rate(url, count)
-            floor, floor_concurrent = await floor_rates(url, count, clients)
-            client = await AthenaeumClient.connect(url, "agent-0")
-            cast = await ballots(client, "sequential", count)
-            await caught_up(client, 0)
-            started = time.perf_counter()
-            accepted, position = await votes(client, cast)
-            sequential = accepted / (time.perf_counter() - started)
-            await caught_up(client, position)
-            keys = await signers(url, home)
-            cast = await ballots(client, "signed", count, SIGNERS, keys)
-            await caught_up(client, 0)
-            started = time.perf_counter()
-            accepted, position = await votes(client, cast, keys=keys)
-            signed = accepted / (time.perf_counter() - started)
-            await caught_up(client, position)
-            client.key = None
-            fleet = [await AthenaeumClient.connect(url, "agent-0") for _ in range(clients)]
+            service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
+            raw = await raw_rate(url, count, service)
+            floor, floor_concurrent = await floor_rates(url, count, clients, service)
+            fleet = [f"fleet-{n}" for n in range(clients)]
+            agents = await enrolled(url, home, [*ROSTER, *fleet, "ops"])
+            first = agents[ROSTER[0]]
+            sequential = await sequential_rate(agents, count, "sequential")
             per_client = max(count // clients, 2)
-            casts = await asyncio.gather(*(ballots(c, f"fleet-{n}", per_client) for n, c in enumerate(fleet)))
-            await caught_up(client, 0)
+            casts = [[(topic, agent) for topic in await ballots(agents, agent, per_client, [agent, *ROSTER[:8]])]
+                     for agent in fleet]
+            await caught_up(first, 0)
             started = time.perf_counter()
-            outcomes = await asyncio.gather(*(votes(c, cast) for c, cast in zip(fleet, casts)))
+            outcomes = await asyncio.gather(*(votes(agents, cast) for cast in casts))
             concurrent = sum(accepted for accepted, _ in outcomes) / (time.perf_counter() - started)
-            await caught_up(client, max(position for _, position in outcomes))
-            client.actor = "ops"
-            two_events = await completions(client, max(count // 10, 20))
-            await caught_up(client, 0)
+            await caught_up(first, max(position for _, position in outcomes))
+            two_events = await completions(agents["ops"], max(count // 10, 20))
+            await caught_up(first, 0)
             latencies: list[float] = []
-            cast = await ballots(client, "latency", min(count, 500))
-            await caught_up(client, 0)
-            await votes(client, cast, latencies)
-            for c in [client, *fleet]:
-                await c.close()
+            cast = everyone(await ballots(agents, "latency", -(-min(count, 500) // len(ROSTER))), min(count, 500))
+            await caught_up(first, 0)
+            await votes(agents, cast, latencies)
+            for client in agents.values():
+                await client.close()
+        unsigned = await unsigned_rate(count, str(Path(home) / "plain"))
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"
     print(line.format("floor: a request making one publish", floor, raw, floor / raw))
     print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
     print(line.format("accepted votes/s, sequential", sequential, raw, sequential / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
-    print("{:<44} {:>10,.0f}   unsigned, sequential {:>8,.0f}   ratio {:.2f}x".format(
-        "accepted signed votes/s, sequential", signed, sequential, signed / sequential))
+    print("{:<44} {:>10,.0f}   no identity at all {:>10,.0f}   ratio {:.2f}x".format(
+        "accepted votes/s, sequential, signed", sequential, unsigned, sequential / unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     quantiles = statistics.quantiles(latencies, n=100)
     print(f"{'vote reply -> check updated':<44} p50 {quantiles[49] * 1000:.2f} ms   p99 {quantiles[98] * 1000:.2f} ms")

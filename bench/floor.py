@@ -1,5 +1,5 @@
 """The floor of a command over NATS, as a service of its own: ``python -m bench.floor URL``
-answers each request on ``bench.floor`` with one publish-with-ack onto ``benchfloor.<n>``,
+(and the seed file to connect with, where the server authenticates) answers each request on ``bench.floor`` with one publish-with-ack onto ``benchfloor.<n>``,
 until SIGTERM. ``bench.commands`` measures requests against it."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import nats
 from nats import micro
 
 
-async def serve(url: str) -> None:
-    nc = await nats.connect(url)
+async def serve(url: str, key: str | None) -> None:
+    nc = await nats.connect(url, nkeys_seed=key)
 
     async def publish(request: micro.Request) -> None:
         ack = await nc.request(f"benchfloor.{msgspec.json.decode(request.data)['n']}", request.data, timeout=5)
@@ -32,4 +32,4 @@ async def serve(url: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[1]))
+    asyncio.run(serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
