@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError, StoredEvent
+from nats.aio.msg import Msg
 
 from athenaeum.aggregates.application import EventMapper
 from athenaeum.aggregates.family import Fold
@@ -49,6 +50,8 @@ class JetStreamCommandStore:
         self.fold_of = fold_of
         self.mapper = EventMapper(transcoder=JSONTranscoder())
         self._known: LRU[str, Known] = LRU(cache_size)
+        # Watched aggregates: the connection (by its count of drops) since which none changed; None: it may have.
+        self._unchanged_since: dict[str, int | None] = {}
 
     @classmethod
     async def open(cls, urls: Sequence[str], config: dict[str, object], fold_of: Callable[[str], Fold],
@@ -71,10 +74,27 @@ class JetStreamCommandStore:
     async def close(self) -> None:
         await self.log.client.close()
 
+    async def watch(self, aggregate_id: str) -> None:
+        """Know when anyone, this process or another replica, appends to ``aggregate_id``, so
+        that a fresh load of it reads nothing while nothing was: a subscription to its subject
+        sees every message as the server stores it, and a dropped connection counts as a
+        change, since one may have been missed meanwhile. For an aggregate nearly every
+        command reads afresh and few change (the fleet roster, which proves who sends)."""
+        self._unchanged_since[aggregate_id] = None
+
+        async def appended(message: Msg) -> None:
+            self._unchanged_since[aggregate_id] = None
+
+        await self.log.client.nc.subscribe(self.log.subjects.aggregate(aggregate_id), cb=appended)
+        await self.log.client.nc.flush()  # watching from now on
+
     async def load(self, aggregate_id: str, *, fresh: bool = False) -> Any:
         known = self._known.get(aggregate_id)
-        if known is not None and not fresh:
+        connection = self.log.client.disconnections
+        if known is not None and (not fresh or self._unchanged_since.get(aggregate_id, -1) == connection):
             return known.state
+        if aggregate_id in self._unchanged_since:  # before the read: a message seen during it undoes this
+            self._unchanged_since[aggregate_id] = connection
         try:
             messages = await self.log.history(aggregate_id, after=known.head if known else 0)
         except OperationalError as error:

@@ -95,6 +95,7 @@ class JetStreamClient:
         self._reads: ReadReplies | None = None
         self._online = asyncio.Event()
         self._batches = asyncio.Semaphore(MAX_BATCHES_IN_FLIGHT)
+        self.disconnections = 0
 
     @classmethod
     async def connect(cls, urls: Sequence[str], timeout: float, name: str, key: Path | None = None) -> JetStreamClient:
@@ -150,6 +151,7 @@ class JetStreamClient:
             log.debug("closing a broken NATS connection: %r", error)
 
     async def _disconnected(self) -> None:
+        self.disconnections += 1  # what a subscription may have missed meanwhile (see ``JetStreamCommandStore.watch``)
         self._online.clear()
         if self._reads is not None:
             self._reads.abandon_all("the NATS connection dropped during a read; read again")

@@ -130,6 +130,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if options.services & {"commands", "timer"}:  # the timer sends its commands through a handler too
             commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of, key=nats_key)
             stack.push_async_callback(commands.close)
+            await commands.watch(FLEET_ID)  # read afresh by every proven command, changed by few
             admit = None if server is None else admitting(server)
             handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock, on_roster=admit)
             if admit is not None:

@@ -3,12 +3,14 @@ only with it (PROTOCOLS.md conventions: actor_mismatch, bad_signature, key_revok
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta, timezone
 
 import msgspec
 
 from athenaeum.aggregates.families import fold_of
 from athenaeum.events.commands import Command
+from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.fleet_commands import RegisterAgent, RevokeAgent, RotateKey
 from athenaeum.events.quorum_commands import ProposeQuorum
 from athenaeum.events.ratification_commands import InitRatification
@@ -19,6 +21,7 @@ from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.store import CommandKey, CommandStore, MemoryStore
 from athenaeum.services.identity.keys import key_pair, new_seed, public_key
 from athenaeum.services.jetstream.factory import stream_config
+from tests.conftest import new_stream_name
 
 ADA, ALICE = key_pair(new_seed()), key_pair(new_seed())
 
@@ -138,6 +141,38 @@ async def test_a_replica_that_read_the_roster_before_a_revocation_refuses_the_re
     assert refused.error.code == "key_revoked"
     if replica_store is not store:
         await replica_store.close()
+
+
+async def test_a_replica_watching_the_roster_reads_it_only_when_someone_changed_it(nats_server) -> None:  # type: ignore[no-untyped-def]
+    handler, store = await fleet(await JetStreamCommandStore.open(
+        [nats_server.url], stream_config(new_stream_name(), 1, immutable=True), fold_of))
+    assert isinstance(store, JetStreamCommandStore)
+    replica_store = await JetStreamCommandStore.open([nats_server.url], stream_config(store.log.stream, 1, immutable=True),
+                                                     fold_of)
+    await replica_store.watch(FLEET_ID)
+    reads = []
+    history = replica_store.log.history
+
+    async def counted(aggregate_id, after=0):  # type: ignore[no-untyped-def]
+        reads.append(aggregate_id)
+        return await history(aggregate_id, after)
+
+    replica_store.log.history = counted  # type: ignore[method-assign]
+    replica = CommandHandler(replica_store, humans=frozenset({"ada"}))
+    for topic in ("adr-8", "adr-9", "adr-10"):
+        command = init(topic)
+        assert (await replica.send(command, "alice", signed(replica_store, ALICE, command, "alice"))).ok
+    assert reads.count(FLEET_ID) == 1  # read once; nobody changed it since
+    revoke = RevokeAgent(name="alice", command_id="rev")
+    assert (await handler.send(revoke, "ada", signed(store, ADA, revoke, "ada"))).ok  # by the other replica
+    deadline = asyncio.get_running_loop().time() + 10
+    while (roster := await replica_store.load(FLEET_ID, fresh=True)) is not None and "alice" not in roster.revoked:
+        assert asyncio.get_running_loop().time() < deadline, "the watch never saw the revocation"
+        await asyncio.sleep(0.01)  # poll interval of a bounded wait for the subscription's message
+    later = init("adr-11")
+    assert (await replica.send(later, "alice", signed(replica_store, ALICE, later, "alice"))).error.code == "key_revoked"
+    await replica_store.close()
+    await store.close()
 
 
 async def test_a_signed_command_the_service_completed_is_answered_again_on_its_retry(store: CommandStore) -> None:
