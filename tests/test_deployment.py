@@ -4,12 +4,22 @@ every Athenaeum service runs a real ``athenaeum`` verb."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from athenaeum.services.runtime.nats_binary import find_binary
+from athenaeum.services.runtime.nats_server import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "tests" / "data" / "compose-spec.json"
+ATHENAEUM = [sys.executable, "-m", "athenaeum.services.cli"]
 
 yaml = pytest.importorskip("yaml")
 jsonschema = pytest.importorskip("jsonschema")
@@ -41,3 +51,69 @@ def test_the_cluster_has_three_nodes_that_fsync_every_write(compose: dict) -> No
     nodes = [name for name in compose["services"] if name.startswith("nats-")]
     assert len(nodes) == 3
     assert "sync_interval: always" in (ROOT / "deploy" / "nats.conf").read_text()
+
+
+def test_nats_nodes_include_the_accounts_and_the_services_connect_with_their_key_as_secrets(compose: dict) -> None:
+    secrets = compose["secrets"]
+    assert secrets["nats_accounts"]["file"] == "./deploy/secrets/accounts.conf"
+    for name, service in compose["services"].items():
+        if name.startswith("nats-"):
+            assert {"source": "nats_accounts", "target": "/etc/nats/accounts.conf"} in service["secrets"]
+        elif service.get("image") == "athenaeum:latest":
+            assert "athenaeum_service_key" in service["secrets"]
+            assert service["environment"]["ATHENAEUM_NATS_KEY"] == "/run/secrets/athenaeum_service_key"
+    assert 'include "accounts.conf"' in (ROOT / "deploy" / "nats.conf").read_text()
+
+
+def test_the_accounts_key_accounts_writes_make_deploy_nats_conf_valid(tmp_path: Path) -> None:
+    secrets = tmp_path / "secrets"
+    done = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE((secrets / "service.nk").stat().st_mode) == 0o600
+    (secrets / "nats.conf").write_text((ROOT / "deploy" / "nats.conf").read_text())
+    checked = subprocess.run([str(find_binary()), "-t", "-c", str(secrets / "nats.conf")], capture_output=True, text=True,
+                             timeout=60)
+    assert checked.returncode == 0, checked.stderr
+    (secrets / "accounts.conf").write_text("accounts: {")
+    broken = subprocess.run([str(find_binary()), "-t", "-c", str(secrets / "nats.conf")], capture_output=True, timeout=60)
+    assert broken.returncode != 0  # the check can fail
+
+
+def test_a_deployments_own_server_admits_the_humans_then_the_roster_once_its_accounts_are_rewritten(
+        tmp_path: Path) -> None:
+    """As compose runs it: serve on a server of its own whose accounts ``key accounts`` wrote,
+    the human given by public key only; a principal registered later is admitted once the
+    accounts are written again from the roster and the server reloads them."""
+    home, secrets = tmp_path / "home", tmp_path / "secrets"
+
+    def athenaeum(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*ATHENAEUM, *args], capture_output=True, text=True, timeout=60, env=env)
+
+    env = {key: value for key, value in os.environ.items() if not key.startswith("ATHENAEUM_")}
+    ada = athenaeum("key", "new", "ada", "--data-dir", str(home)).stdout.split()[0]  # its public key
+    assert athenaeum("key", "accounts", "--out", str(secrets), "--admit", ada).returncode == 0
+    port, store = free_port(), str(tmp_path / "js")
+    (secrets / "nats.conf").write_text(f'listen: 127.0.0.1:{port}\njetstream {{ store_dir: "{store}" }}\n'
+                                       'include "accounts.conf"\n')
+    server = subprocess.Popen([str(find_binary()), "-c", str(secrets / "nats.conf")], stderr=subprocess.DEVNULL)
+    url = f"nats://127.0.0.1:{port}"
+    serve = subprocess.Popen([*ATHENAEUM, "serve", "--data-dir", str(tmp_path / "serve"), "--no-http", "--nats", url,
+                              "--nats-key", str(secrets / "service.nk"), "--humans", f"ada={ada}"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert serve.stdout is not None and serve.stdout.readline().startswith("athenaeum ready")
+        as_ = ("--data-dir", str(home), "--nats", url, "--as")
+        assert athenaeum("agent", "register", "bob", *as_, "ada").returncode == 0
+        assert athenaeum("check", *as_, "bob").returncode == 3  # not admitted yet
+        assert athenaeum("key", "accounts", "--out", str(secrets), "--nats", url).returncode == 0
+        server.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while (done := athenaeum("check", *as_, "bob")).returncode != 0 and time.monotonic() < deadline:
+            time.sleep(0.1)  # poll interval of a bounded wait for the reload
+        assert done.returncode == 0, done.stderr
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        serve.wait(timeout=30)
+        server.terminate()
+        server.wait(timeout=30)

@@ -31,6 +31,13 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
                                help="make NAME's key pair in <data-dir>/keys/NAME.nk and print its public key")
     new.add_argument("name")
     new.add_argument("--out", type=Path, help="write the seed here instead")
+    accounts = key_verbs.add_parser(
+        "accounts", parents=[data_dir_option],
+        help="write the NATS accounts configuration (and the services' keys) for a deployment's own servers")
+    accounts.add_argument("--out", type=Path, required=True, help="the directory kept as the deployment's secrets")
+    accounts.add_argument("--nats", help="admit every key the roster of the ledger there binds (URL[,URL...])")
+    accounts.add_argument("--admit", action="append", default=[], metavar="PUBLIC_KEY",
+                          help="admit this public key too (a human's, before the ledger records it); repeatable")
 
     roster = subparsers.add_parser("agent", help="the fleet roster: principals and their keys")
     verbs = roster.add_subparsers(dest="verb", required=True, metavar="VERB")

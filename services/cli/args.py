@@ -8,6 +8,7 @@ from pathlib import Path
 
 from athenaeum.aggregates import rules
 from athenaeum.aggregates.rules import RuleViolation
+from athenaeum.services.identity.keys import KeyProblem, verifier
 
 
 class UsageError(ValueError):
@@ -40,6 +41,20 @@ def addresses(text: str, option: str) -> frozenset[str]:
         return frozenset(str(ipaddress.ip_address(address)) for address in agents(text))
     except ValueError as error:
         raise UsageError(f"{option}: {error} (IP addresses, comma-separated)") from None
+
+
+def principals(text: str, option: str) -> dict[str, str | None]:
+    """``a,b=U...``: principals' names, each with the public key to bind it to, if given."""
+    named: dict[str, str | None] = {}
+    for item in agents(text):
+        name, _, key = item.partition("=")
+        if key:
+            try:
+                verifier(key.strip())
+            except KeyProblem as problem:
+                raise UsageError(f"{option}: {name}: {problem}") from None
+        named[agent(name.strip(), option)] = key.strip() or None
+    return named
 
 
 def slugs(text: str, option: str) -> frozenset[str]:

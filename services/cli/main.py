@@ -21,7 +21,6 @@ from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.events import event_registry
 from athenaeum.events.commands import CommandRecord
-from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.cli import agent as cli_agent
 from athenaeum.services.cli import audit as cli_audit
 from athenaeum.services.cli import page as cli_page
@@ -29,9 +28,12 @@ from athenaeum.services.cli import quorum as cli_quorum
 from athenaeum.services.cli import ratify as cli_ratify
 from athenaeum.services.cli import task as cli_task
 from athenaeum.services.cli import thread as cli_thread
-from athenaeum.services.cli.args import UsageError, addresses, agent, duration, slugs
+from athenaeum.services.cli.args import UsageError, addresses, agent, duration, principals
+from athenaeum.services.cli.nats_accounts import write_accounts
 from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
+from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.runtime.demo import run_demo
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
@@ -68,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nats", help="use this NATS server or cluster (URL[,URL...]) instead of an embedded one")
     run.add_argument("--port", type=int, default=0, help="NATS port of the embedded server (default: a free one)")
     run.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
-                     help="human principals: a,b (default $ATHENAEUM_HUMANS)")
+                     help="the human principals recorded at the first start: a,b (keys made in <data-dir>/keys), "
+                          "or a=U... to bind a to that public key (default $ATHENAEUM_HUMANS)")
     run.add_argument("--read-models", help="postgresql://... for shared read models (default: SQLite in the data dir)")
     run.add_argument("--services", default=",".join(sorted(SERVICES)),
                      help=f"which services run here, of {','.join(sorted(SERVICES))} (default: all)")
@@ -129,14 +132,21 @@ def _main(argv: list[str] | None) -> int:
     data_dir = args.data_dir = getattr(args, "data_dir", None) or default_data_dir()
     if args.family == "key":
         try:
-            print(cli_agent.new_key(args, data_dir))
+            if args.verb == "accounts":
+                stream = os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM)
+                print(f"athenaeum: {write_accounts(args.out, args.nats, args.admit, stream)}", file=sys.stderr)
+            else:
+                print(cli_agent.new_key(args, data_dir))
         except UsageError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return USAGE
+        except (OperationalError, ProgrammingError) as error:
+            print(f"athenaeum: cannot read the roster: {error}", file=sys.stderr)
+            return UNREACHABLE
         return DONE
     if args.family == "serve":
         try:
-            humans = slugs(args.humans, "--humans")
+            humans = principals(args.humans, "--humans")
             services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
             if not services or services - SERVICES:
                 raise UsageError(f"--services: choose from {', '.join(sorted(SERVICES))}")
@@ -149,7 +159,8 @@ def _main(argv: list[str] | None) -> int:
                 data_dir=data_dir,
                 nats_url=args.nats,
                 port=args.port,
-                humans=humans,
+                humans=frozenset(humans),
+                human_keys={name: key for name, key in humans.items() if key},
                 read_models=args.read_models,
                 services=services,
                 http=args.http or os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),

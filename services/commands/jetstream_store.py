@@ -55,12 +55,12 @@ class JetStreamCommandStore:
 
     @classmethod
     async def open(cls, urls: Sequence[str], config: dict[str, object], fold_of: Callable[[str], Fold],
-                   timeout: float = 5.0, key: Path | None = None) -> JetStreamCommandStore:
+                   timeout: float = 5.0, key: Path | None = None, create: bool = True) -> JetStreamCommandStore:
         """A store on its own connection, made on (and for) the running loop; ``config``: the
         ledger stream's, as the eventsourcing factory has it."""
         client = await JetStreamClient.connect(urls, timeout, name="athenaeum:commands", key=key)
         try:
-            facts = await client.ensure_stream(config)
+            facts = await client.ensure_stream(config, create)
         except BaseException:
             await client.close()
             raise

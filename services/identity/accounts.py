@@ -19,7 +19,8 @@ from pathlib import Path
 import nkeys
 
 from athenaeum.aggregates.fleet import Fleet
-from athenaeum.services.identity.keys import new_seed, read_key, write_seed
+from athenaeum.services.identity.keys import new_seed, public_key, read_key, write_seed
+from athenaeum.services.views.bucket import bucket_of
 
 LEDGER_ACCOUNT = "LEDGER"
 AGENTS_ACCOUNT = "AGENTS"
@@ -67,6 +68,13 @@ def admitted(roster: Fleet | None) -> frozenset[str]:
     if roster is None:
         return frozenset()
     return frozenset(key for name in roster.keys if (key := roster.key_of(name)) is not None)
+
+
+def ledger_accounts(service: nkeys.KeyPair, auditor: nkeys.KeyPair, stream: str, agents: frozenset[str]) -> Accounts:
+    """The accounts of a deployment whose ledger is ``stream``: its streams and its views bucket."""
+    bucket = bucket_of(stream)
+    return Accounts(service=public_key(service), auditor=public_key(auditor), agents=agents,
+                    streams=(stream, f"{stream}_SNAPSHOTS", f"KV_{bucket}"), bucket=bucket)
 
 
 @dataclass(frozen=True)

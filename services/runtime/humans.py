@@ -5,6 +5,7 @@ the roster, not the flag, says who is human."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from athenaeum.events.fleet import FLEET_ID
@@ -16,8 +17,10 @@ from athenaeum.services.identity.keys import key_path, new_seed, public_key, rea
 log = logging.getLogger(__name__)
 
 
-async def record_humans(handler: CommandHandler, humans: frozenset[str], data_dir: Path) -> list[str]:
-    """Register the deployment's ``humans`` unless the roster names humans already; what to
+async def record_humans(handler: CommandHandler, humans: frozenset[str], data_dir: Path,
+                        public_keys: Mapping[str, str] = {}) -> list[str]:
+    """Register the deployment's ``humans`` unless the roster names humans already, each bound
+    to its key in ``public_keys`` or else in ``data_dir`` (made when there is none); what to
     tell the operator (keys made, names ignored)."""
     roster = await handler.load(FLEET_ID)
     if roster is not None and roster.humans:
@@ -27,10 +30,10 @@ async def record_humans(handler: CommandHandler, humans: frozenset[str], data_di
     said = []
     for name in sorted(humans):
         path = key_path(data_dir, name)
-        if not path.exists():
+        if name not in public_keys and not path.exists():
             write_seed(path, new_seed())
             said.append(f"made {name}'s key in {path}")
-        command = RegisterAgent(name=name, human=True, public_key=public_key(read_key(path)),
+        command = RegisterAgent(name=name, human=True, public_key=public_keys.get(name) or public_key(read_key(path)),
                                 command_id=deployment_command_id(name))
         reply = await handler.send(command, name, SERVICE)
         if not reply.ok and reply.error is not None and reply.error.code != "already_exists":

@@ -11,9 +11,9 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,8 +27,7 @@ from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, CheckpointWriter
 from athenaeum.services.commands.handler import CommandHandler, utc_now
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
-from athenaeum.services.identity.accounts import SERVICE_KEY, Accounts, admitted, service_keys
-from athenaeum.services.identity.keys import public_key
+from athenaeum.services.identity.accounts import SERVICE_KEY, admitted, ledger_accounts, service_keys
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
@@ -39,7 +38,7 @@ from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.queries.service import Reads, add_query_endpoints
 from athenaeum.services.views.read_models import ReadModelStore, scheme_of
 from athenaeum.services.timers.service import TimerService
-from athenaeum.services.views.bucket import ViewBucket, bucket_of
+from athenaeum.services.views.bucket import ViewBucket
 
 SERVE_FILE = "serve.json"
 STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
@@ -60,6 +59,7 @@ class ServeOptions:
     nats_url: str | None = None  # an existing deployment instead of the embedded server
     port: int = 0
     humans: frozenset[str] = frozenset()
+    human_keys: Mapping[str, str] = field(default_factory=dict)  # the humans' public keys, where given
     read_models: str | None = None  # default: SQLite under the data dir
     # Which services this process runs; a deployment scales each separately on one cluster.
     services: frozenset[str] = SERVICES
@@ -135,7 +135,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock, on_roster=admit)
             if admit is not None:
                 await admit(await handler.load(FLEET_ID))  # whom the roster held when serve last stopped
-            for line in await record_humans(handler, options.humans, options.data_dir):
+            for line in await record_humans(handler, options.humans, options.data_dir, options.human_keys):
                 print(f"athenaeum: {line}", file=sys.stderr, flush=True)
         service = await start_command_service(nc, handler if "commands" in options.services else None)
         if "commands" in options.services and handler is not None:
@@ -175,10 +175,8 @@ def embedded_server(options: ServeOptions) -> NatsServer:
     """The embedded server, admitting the services' own keys (made on the first start) and,
     once the roster is read, every principal's (see ``identity.accounts``)."""
     directory = options.data_dir / "nats"
-    service, auditor = service_keys(directory)
-    stream = os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM)
-    accounts = Accounts(service=public_key(service), auditor=public_key(auditor), agents=frozenset(),
-                        streams=(stream, f"{stream}_SNAPSHOTS", f"KV_{bucket_of(stream)}"), bucket=bucket_of(stream))
+    accounts = ledger_accounts(*service_keys(directory), os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM),
+                               agents=frozenset())
     return NatsServer(store_dir=directory, port=options.port, accounts=accounts)
 
 
