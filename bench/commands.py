@@ -206,13 +206,16 @@ async def run(count: int, clients: int) -> None:
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
             raw = await raw_rate(url, count, service)
             floor, floor_concurrent = await floor_rates(url, count, clients, service)
-            fleet = [f"fleet-{n}" for n in range(clients)]
-            agents = await enrolled(url, home, [*ROSTER, *fleet, "ops"])
+            # Each client, nine agents of its own voting on its own ratifications, on a connection each.
+            fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
+            agents = await enrolled(url, home, [*ROSTER, *(name for roster in fleet for name in roster), "ops"])
             first = agents[ROSTER[0]]
             sequential = await sequential_rate(agents, count, "sequential")
             per_client = max(count // clients, 2)
-            casts = [[(topic, agent) for topic in await ballots(agents, agent, per_client, [agent, *ROSTER[:8]])]
-                     for agent in fleet]
+            casts = []
+            for n, roster in enumerate(fleet):
+                topics = await ballots(agents, f"fleet-{n}", -(-per_client // len(roster)), roster)
+                casts.append([(topic, agent) for topic in topics for agent in roster][:per_client])
             await caught_up(first, 0)
             started = time.perf_counter()
             outcomes = await asyncio.gather(*(votes(agents, cast) for cast in casts))
