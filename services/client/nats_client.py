@@ -22,8 +22,7 @@ from athenaeum.services.commands.service import (
     ACTOR_HEADER, LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_HEADER,
 )
 from athenaeum.services.commands.credentials import signed
-from athenaeum.services.identity.accounts import inbox_prefix
-from athenaeum.services.identity.keys import key_of, public_key
+from athenaeum.services.identity.keys import inbox_prefix, key_of, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
 from athenaeum.services.commands.replies import Reply, decode

@@ -16,9 +16,10 @@ import msgspec
 import nkeys
 
 from athenaeum.aggregates.fleet import Fleet
-from athenaeum.aggregates.rules import ActorMismatch, BadSignature, KeyRevoked, RuleViolation
+from athenaeum.aggregates.rules import ActorMismatch, BadSignature, Invalid, KeyRevoked, RuleViolation
 from athenaeum.events.commands import Command, Proof
 from athenaeum.services.commands.routes import BY_COMMAND
+from athenaeum.services.identity.keys import KeyProblem, verifier
 from athenaeum.services.identity.signing import CLOCK_SKEW, sign, signed_bytes, verifies
 
 TIMER_ACTOR = "athenaeum-timer"
@@ -89,6 +90,17 @@ def authenticate(credential: Credential, actor: str, route: str, command: bytes,
     if not verifies(key, credential.signature, signed_bytes(ledger_id, route, actor, credential.signed_at, command)):
         raise BadSignature(f"the signature is not {actor}'s over this command in this ledger", "signature")
     return Proof(by="signature", public_key=key, signed_at=credential.signed_at, signature=credential.signature)
+
+
+def require_public_key(command: Command) -> None:
+    """A key a command binds is a user's public nkey, checksum and all: the NATS server would
+    refuse its whole configuration over one that is not."""
+    key = getattr(command, "public_key", None)
+    if key is not None:
+        try:
+            verifier(key)
+        except KeyProblem as problem:
+            raise Invalid(str(problem), "public_key") from None
 
 
 def deployment_command_id(human: str) -> str:

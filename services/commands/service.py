@@ -17,7 +17,7 @@ from nats.micro.request import Request
 from nats.micro.service import Service
 
 from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
-from athenaeum.services.commands.credentials import Credential
+from athenaeum.services.commands.credentials import Credential, require_public_key
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
@@ -67,6 +67,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                 credential = credential_of(headers)
                 command = decoder.decode(request.data)
                 require_bounded_texts(command)
+                require_public_key(command)
             except msgspec.DecodeError as error:
                 reply = malformed(error)
             except RuleViolation as violation:

@@ -19,7 +19,9 @@ from pathlib import Path
 import nkeys
 
 from athenaeum.aggregates.fleet import Fleet
-from athenaeum.services.identity.keys import new_seed, public_key, read_key, write_seed
+from athenaeum.services.identity.keys import (
+    KeyProblem, inbox_prefix, new_seed, public_key, read_key, verifier, write_seed,
+)
 from athenaeum.services.views.bucket import bucket_of
 
 LEDGER_ACCOUNT = "LEDGER"
@@ -86,7 +88,10 @@ class Accounts:
     bucket: str  # the views bucket, whose changes agents may watch
 
     def config(self) -> str:
-        reads = _read_only(self.streams)
+        reads = _read_only(self.auditor, self.streams)
+        # A key the roster binds but the server could not take (malformed, or one of the
+        # services' own) would make it refuse the whole configuration: such a key is left out.
+        agents = sorted(key for key in self.agents if key not in (self.service, self.auditor) and _is_user_key(key))
         exports = [{"service": subject} for subject in SERVICES_EXPORTED] + [{"stream": f"$KV.{self.bucket}.>"}]
         imports = [{"service": {"account": LEDGER_ACCOUNT, "subject": subject}, "share": True}
                    for subject in SERVICES_EXPORTED]
@@ -97,7 +102,7 @@ class Accounts:
                 "users": [{"nkey": self.service}, {"nkey": self.auditor, "permissions": reads}],
                 "exports": exports,
             },
-            AGENTS_ACCOUNT: {"users": [{"nkey": key, "permissions": self._agent(key)} for key in sorted(self.agents)],
+            AGENTS_ACCOUNT: {"users": [{"nkey": key, "permissions": self._agent(key)} for key in agents],
                              "imports": imports},
         }
         # The configuration format reads JSON as it is.
@@ -112,21 +117,23 @@ class Accounts:
                 "subscribe": {"allow": [f"{inbox_prefix(key)}.>", f"$KV.{self.bucket}.>"]}}
 
 
-def inbox_prefix(key: str) -> str:
-    """Where the replies to the agent with public key ``key`` go: its own, nobody else's."""
-    return f"_INBOX.{key}"
+def _is_user_key(key: str) -> bool:
+    try:
+        verifier(key)
+    except KeyProblem:
+        return False
+    return True
 
 
-def _read_only(streams: Iterable[str]) -> dict[str, object]:
-    """An auditor's rights: stream information, direct gets and consumers of its own on
-    ``streams``, and nothing that changes them (no publish onto their subjects, no update,
-    purge or delete, no durable consumer to pull others' messages from)."""
+def _read_only(key: str, streams: Iterable[str]) -> dict[str, object]:
+    """An auditor's rights: stream information and (batched) direct gets on ``streams``, the
+    queries, and nothing that changes anything: no publish onto their subjects, no update,
+    purge or delete, no consumer (one could deliver the ledger onto any subject, the command
+    service's among them)."""
     # Any stream's information: a mistyped name is then told "no such stream", not silence.
     allow = ["$JS.API.INFO", "$JS.API.STREAM.INFO.*", *SERVICES_EXPORTED[1:]]
     for stream in streams:
-        allow += [f"$JS.API.STREAM.MSG.GET.{stream}",
-                  f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.DIRECT.GET.{stream}.>",
-                  f"$JS.API.CONSUMER.CREATE.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}.>",
-                  f"$JS.API.CONSUMER.INFO.{stream}.*", f"$JS.FC.{stream}.>", f"$JS.ACK.{stream}.>"]
-    return {"publish": {"allow": allow}, "subscribe": {"allow": ["_INBOX.>"]}}
+        allow += [f"$JS.API.STREAM.MSG.GET.{stream}", f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.DIRECT.GET.{stream}.>"]
+    # Its own inbox only: the services' replies (their reads' among them) are not its to see.
+    return {"publish": {"allow": allow}, "subscribe": {"allow": [f"{inbox_prefix(key)}.>"]}}
 

@@ -75,6 +75,12 @@ def public_key(pair: nkeys.KeyPair) -> str:
     return pair.public_key.decode()
 
 
+def inbox_prefix(key: str) -> str:
+    """Where the replies to the user with public key ``key`` go, on a server that lets each
+    receive only its own (see ``identity.accounts``)."""
+    return f"_INBOX.{key}"
+
+
 @functools.lru_cache(maxsize=4096)  # a fleet's keys, each checked once: an audit verifies thousands of signatures
 def verifier(text: str) -> nacl.signing.VerifyKey:
     """The Ed25519 verify key of a user's public nkey (``U...``, with its checksum); the

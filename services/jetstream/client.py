@@ -23,10 +23,10 @@ from typing import NamedTuple
 import msgspec
 import nats.errors
 from eventsourcing.persistence import OperationalError, ProgrammingError
-from nats.aio.client import Client
+from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
 from nats.aio.msg import Msg
 
-from athenaeum.services.identity.keys import KeyProblem, read_key
+from athenaeum.services.identity.keys import KeyProblem, inbox_prefix, public_key, read_key
 from athenaeum.services.jetstream.messages import Outgoing, Stored, stored, stored_from_api
 from athenaeum.services.jetstream.reads import MAX_BATCH_BYTES, ReadReplies
 from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
@@ -101,7 +101,7 @@ class JetStreamClient:
     async def connect(cls, urls: Sequence[str], timeout: float, name: str, key: Path | None = None) -> JetStreamClient:
         """``key``: the seed file of the nkey user to connect as, where the server authenticates."""
         try:
-            seed = read_key(key).seed.decode() if key is not None else None
+            pair = read_key(key) if key is not None else None
         except KeyProblem as problem:
             raise OperationalError(f"cannot connect to NATS: {problem}") from None
         client = cls(Client(), timeout)
@@ -112,7 +112,9 @@ class JetStreamClient:
                 client.nc.connect(
                     servers=list(urls),
                     name=name,
-                    nkeys_seed_str=seed,
+                    nkeys_seed_str=pair.seed.decode() if pair is not None else None,
+                    # A user of an authenticating server receives only replies to inboxes its key names.
+                    inbox_prefix=inbox_prefix(public_key(pair)) if pair is not None else DEFAULT_INBOX_PREFIX,
                     connect_timeout=timeout,
                     flush_timeout=timeout,
                     allow_reconnect=True,

@@ -143,7 +143,7 @@ class NatsServer:
         listed are disconnected, new ones may connect)."""
         if accounts == self.accounts:
             return
-        self.accounts = accounts
+        previous, self.accounts = self.accounts, accounts
         loaded = self._varz()["config_load_time"]
         self._write_config()
         assert self._process is not None
@@ -151,6 +151,8 @@ class NatsServer:
         deadline = time.monotonic() + timeout
         while self._varz()["config_load_time"] == loaded:
             if time.monotonic() > deadline or not self.running:
+                self.accounts = previous  # what it still runs with
+                self._write_config()
                 raise NatsServerError(f"nats-server did not reload its configuration:\n{self.log_tail()}")
             time.sleep(0.01)  # poll interval of a bounded wait for the reload
 

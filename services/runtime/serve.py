@@ -32,6 +32,7 @@ from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactor
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
 from athenaeum.services.runtime.humans import record_humans
+from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
@@ -191,7 +192,10 @@ def admitting(server: NatsServer) -> Callable[[Fleet | None], Awaitable[None]]:
     async def reload(keys: frozenset[str]) -> None:
         async with turn:
             if server.running and server.accounts is not None:
-                await asyncio.to_thread(server.reload, replace(server.accounts, agents=keys))
+                try:
+                    await asyncio.to_thread(server.reload, replace(server.accounts, agents=keys))
+                except NatsServerError as error:  # it runs on with the keys it had: the ledger is not at stake
+                    log.error("the NATS server kept its previous accounts: %s", error)
 
     async def drop_later() -> None:
         await asyncio.sleep(DROP_GRACE)

@@ -13,7 +13,9 @@ import nats.errors
 from nats.aio.client import Client
 
 from athenaeum.services.identity.accounts import AUDITOR_KEY
-from athenaeum.services.identity.keys import read_key
+from athenaeum.events.fleet_commands import RotateKey
+from athenaeum.services.client import AthenaeumClient
+from athenaeum.services.identity.keys import inbox_prefix, key_pair, public_key, read_key
 from athenaeum.services.views.bucket import bucket_of
 from tests.services.conftest import ATHENAEUM, Served, until
 from tests.services.test_identity import TEXT, _sha, fleet, lines
@@ -26,7 +28,10 @@ def nats_url(served: Served) -> str:
 
 
 async def connect(served: Served, seed: str | None) -> Client:
-    return await nats.connect(nats_url(served), nkeys_seed_str=seed, allow_reconnect=False, connect_timeout=5)
+    """A connection with ``seed``, its replies to the inbox its key names, as Athenaeum's clients do."""
+    prefix = inbox_prefix(public_key(key_pair(seed))) if seed else "_INBOX"
+    return await nats.connect(nats_url(served), nkeys_seed_str=seed, allow_reconnect=False, connect_timeout=5,
+                              inbox_prefix=prefix)
 
 
 async def answer(nc: Client, subject: str) -> bytes | None:
@@ -150,3 +155,41 @@ def test_a_revoked_key_is_disconnected(served: Served) -> None:
 
     assert "Authorization Violation" in until(lambda: asyncio.run(attempt()), lambda said: said != "connected")
 
+
+
+def test_a_key_the_server_could_not_take_is_refused_or_left_out_and_admission_goes_on(served: Served) -> None:
+    service = public_key(read_key(served.service_key))
+    alice = served.enrol("alice")
+
+    async def rotate(key: str) -> tuple[bool, str | None]:
+        client = await AthenaeumClient.connect(served.url, "alice", seed=alice)
+        reply = await client.send(RotateKey(name="alice", public_key=key))
+        await client.close()
+        return reply.ok, reply.error.field if reply.error else None
+
+    assert asyncio.run(rotate("U" + "A" * 55)) == (False, "public_key")  # its checksum is wrong
+    assert asyncio.run(rotate(service)) == (True, None)  # a user's key, but the services': never admitted as an agent
+    done = served.run("check", actor="bob")  # the server still takes new principals
+    assert done.returncode == 0, done.stderr
+    assert f'"{service}"' not in (served.data_dir / "nats" / "nats-server.conf").read_text().split('"AGENTS"')[1]
+
+
+def test_the_auditor_sees_no_reply_but_its_own_and_makes_no_consumer(served: Served) -> None:
+    seed = read_key(served.data_dir / "nats" / AUDITOR_KEY).seed.decode()
+
+    async def attempt() -> tuple[list[str], bytes | None]:
+        nc = await connect(served, seed)
+        seen: list[str] = []
+
+        async def spy(msg: nats.aio.msg.Msg) -> None:
+            seen.append(msg.subject)
+
+        await nc.subscribe("_INBOX.>", cb=spy)
+        await nc.flush()
+        await asyncio.to_thread(served.run, "ratify", "init", "adr-35", "--roster", "alice", "--text", TEXT)
+        made = await answer(nc, f"$JS.API.CONSUMER.CREATE.{STREAM}")
+        await nc.close()
+        return seen, made
+
+    seen, made = asyncio.run(attempt())
+    assert seen == [] and made is None
