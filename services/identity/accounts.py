@@ -35,13 +35,10 @@ SERVICES_EXPORTED = ("athenaeum.cmd.>", "athenaeum.query.>", "athenaeum.ledger")
 
 def service_keys(directory: Path) -> tuple[nkeys.KeyPair, nkeys.KeyPair]:
     """The services' and the auditor's key pairs in ``directory``, made on the first start."""
-    pairs = []
-    for name in (SERVICE_KEY, AUDITOR_KEY):
-        path = directory / name
+    for path in (directory / SERVICE_KEY, directory / AUDITOR_KEY):
         if not path.exists():
             write_seed(path, new_seed())
-        pairs.append(read_key(path))
-    return pairs[0], pairs[1]
+    return read_key(directory / SERVICE_KEY), read_key(directory / AUDITOR_KEY)
 
 
 def auditor_key(directory: Path) -> Path | None:
@@ -107,7 +104,6 @@ class Accounts:
         }
         # The configuration format reads JSON as it is.
         return f"accounts: {json.dumps(accounts, indent=2)}\n"
-
 
     def _agent(self, key: str) -> dict[str, object]:
         """An agent's rights in the account it shares with the others: to send requests to the

@@ -23,14 +23,10 @@ from tests.services.test_identity import TEXT, _sha, fleet, lines
 STREAM = "ATHENAEUM"
 
 
-def nats_url(served: Served) -> str:
-    return served.ready_line.split("nats=")[1].split()[0]
-
-
 async def connect(served: Served, seed: str | None) -> Client:
     """A connection with ``seed``, its replies to the inbox its key names, as Athenaeum's clients do."""
     prefix = inbox_prefix(public_key(key_pair(seed))) if seed else "_INBOX"
-    return await nats.connect(nats_url(served), nkeys_seed_str=seed, allow_reconnect=False, connect_timeout=5,
+    return await nats.connect(served.url, nkeys_seed_str=seed, allow_reconnect=False, connect_timeout=5,
                               inbox_prefix=prefix)
 
 
