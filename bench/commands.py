@@ -8,7 +8,10 @@ server: accepted votes per second through NATS, each signed by its agent's regis
 its agent's own connection, sequentially and from 32 concurrent clients on distinct topics
 (ratifications of nine agents, opened beforehand); the same sequential votes against those of
 a serve on a server that authenticates nobody, from agents no key binds; a command of two events (a task's completion after a clean review: one
-atomic batch); and the p50/p99 time from a vote's reply until ``check`` reflects it. The floor
+atomic batch); the p50/p99 time from a vote's reply until ``check`` reflects it; and the p50/p99
+latency of a read, consistent by default (it waits until the views reach the ledger's head as it
+stood when the read came) against one that waits for nothing (``after=0``), on an idle system
+and while the 32 clients vote. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
 makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
 a process of their own, as a deployment and its agents do.
@@ -195,6 +198,30 @@ async def completions(client: AthenaeumClient, count: int) -> float:
     return count / (time.perf_counter() - started)
 
 
+Latencies = tuple[list[float], list[float]]
+
+
+async def read_latencies(client: AthenaeumClient, count: int, until: asyncio.Future | None = None) -> Latencies:
+    """``count`` reads of ``check`` each way, in turns (until ``until`` is done, if given): the
+    consistent one by default, and one told to wait for nothing."""
+    consistent: list[float] = []
+    unsynchronised: list[float] = []
+    for _ in range(count):
+        if until is not None and until.done():
+            break
+        for latencies, waiting in ((consistent, {}), (unsynchronised, {"after": 0})):
+            started = time.perf_counter()
+            assert (await client.query("check", agent=ROSTER[0], **waiting))["ok"]
+            latencies.append(time.perf_counter() - started)
+    return consistent, unsynchronised
+
+
+def percentiles(latencies: list[float]) -> tuple[float, float]:
+    """p50 and p99, in milliseconds."""
+    quantiles = statistics.quantiles(latencies, n=100)
+    return quantiles[49] * 1000, quantiles[98] * 1000
+
+
 async def run(count: int, clients: int) -> None:
     """``athenaeum serve`` in a process of its own, as users run it (no HTTP: a benchmark must not
     take the port a real serve may be using); the clients, like agents, in another."""
@@ -217,8 +244,11 @@ async def run(count: int, clients: int) -> None:
                 topics = await ballots(agents, f"fleet-{n}", -(-per_client // len(roster)), roster)
                 casts.append([(topic, agent) for topic in topics for agent in roster][:per_client])
             await caught_up(first, 0)
+            idle_reads = await read_latencies(first, min(count, 1000))
             started = time.perf_counter()
-            outcomes = await asyncio.gather(*(votes(agents, cast) for cast in casts))
+            voting = asyncio.gather(*(votes(agents, cast) for cast in casts))
+            loaded_reads = await read_latencies(first, count, voting)  # the first client reads, the fleets vote
+            outcomes = await voting
             concurrent = sum(accepted for accepted, _ in outcomes) / (time.perf_counter() - started)
             await caught_up(first, max(position for _, position in outcomes))
             two_events = await completions(agents["ops"], max(count // 10, 20))
@@ -238,8 +268,12 @@ async def run(count: int, clients: int) -> None:
     print("{:<44} {:>10,.0f}   no identity at all {:>10,.0f}   ratio {:.2f}x".format(
         "accepted votes/s, sequential, signed", sequential, unsigned, sequential / unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
-    quantiles = statistics.quantiles(latencies, n=100)
-    print(f"{'vote reply -> check updated':<44} p50 {quantiles[49] * 1000:.2f} ms   p99 {quantiles[98] * 1000:.2f} ms")
+    print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
+    reads = "{:<44} p50 {:.2f} ms   p99 {:.2f} ms   waiting for nothing p50 {:.2f} ms   p99 {:.2f} ms   p99 ratio {:.2f}x"
+    for name, (consistent, unsynchronised) in (("consistent read, idle", idle_reads),
+                                               (f"consistent read, {clients} clients voting", loaded_reads)):
+        (p50, p99), (base50, base99) = percentiles(consistent), percentiles(unsynchronised)
+        print(reads.format(name, p50, p99, base50, base99, p99 / base99))
 
 
 def main() -> None:

@@ -93,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
-    check.add_argument("--after", type=int, help="wait until the views reach this position")
+    check.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     return parser
 
 

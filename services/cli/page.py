@@ -71,7 +71,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     show = verbs.add_parser("show", parents=[common], help="a page and where every agent stands")
     show.add_argument("path")
-    show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     show.add_argument("--render", choices=["consensus"], help="print the front matter's consensus block")
 
 

@@ -53,7 +53,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     show = verbs.add_parser("show", parents=[common], help="where a proposal stands, votes and all")
     show.add_argument("proposal_id", metavar="ID", type=str.upper, help="8 hex characters, any case")
-    show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     show.add_argument("--announcement", action="store_true", help="print the fleet channel announcement")
 
 

@@ -62,7 +62,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     show = verbs.add_parser("show", parents=[common], help="where a ratification stands (votes stay blind)")
     show.add_argument("topic")
-    show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     show.add_argument("--render", choices=["ratified", "decomposition", "log", "manifest"], help="print a record")
 
 

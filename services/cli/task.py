@@ -71,10 +71,10 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     listed = verbs.add_parser("list", parents=[scoped], help="the project's tasks (--status arbitrating: an arbitrator's work)")
     listed.add_argument("--status", help="only the tasks in this status")
-    listed.add_argument("--after", type=int, help="wait until the views reach this position")
+    listed.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     show = verbs.add_parser("show", parents=[scoped], help="a task, its reviews or its arbitrations")
     show.add_argument("id", type=int)
-    show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     shown = show.add_mutually_exclusive_group()
     shown.add_argument("--reviews", type=int, metavar="CYCLE", help="the reviews of one cycle")
     shown.add_argument("--arbitrations", action="store_true", help="every ruling, oldest first")

@@ -70,7 +70,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     show = verbs.add_parser("show", parents=[common], help="where a thread stands: sum, deficit, role")
     show.add_argument("slug")
-    show.add_argument("--after", type=int, help="wait until the views reach this position")
+    show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     show.add_argument("--render", action="store_true", help="print the thread as markdown")
 
 

@@ -168,8 +168,9 @@ class AthenaeumClient:
         return headers
 
     async def query(self, name: str, **fields: Any) -> dict[str, Any]:
-        """Ask a read model (``ratification.show``, ``check``); ``after=position`` waits for
-        the views to reach that position first."""
+        """Ask a read model (``ratification.show``, ``check``). The answer reflects every
+        command acknowledged before the query; ``after=position`` waits for that position
+        instead (one learnt elsewhere; 0 waits for nothing)."""
         subject = f"{QUERY_PREFIX}.{name}"
         await self._connected(f"the query {name!r}")
         try:

@@ -1,7 +1,8 @@
 """Queries over NATS, answered from the read models: ``athenaeum.query.<name>``.
 
-A query may carry ``after``: the position of the caller's own write, waited for (bounded)
-so a client reads what it just wrote.
+Every answer reflects every command acknowledged before the query came (see
+``consistency``); a query may carry ``after``, a position learnt elsewhere, to wait for that
+instead.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from athenaeum.projectors import (
 )
 from athenaeum.services.commands.handler import Activity
 from athenaeum.services.commands.service import concurrently
+from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
 from athenaeum.services.queries.pages import consensus_block, page_document
 from athenaeum.services.views.projection import ProjectionRunner
 from athenaeum.services.queries.wire import (
@@ -61,10 +63,12 @@ READ_YOUR_WRITES_TIMEOUT = 5.0
 
 @dataclass(frozen=True)
 class Reads:
-    """What queries read from: the views, the ledger, the deployment's humans, the clock and
-    the fleet's activity (for what depends on time, like a page's consensus)."""
+    """What queries read from: the views, the ledger (and where it stands), the deployment's
+    humans, the clock and the fleet's activity (for what depends on time, like a page's
+    consensus)."""
 
     runner: ProjectionRunner
+    ledger: Ledger
     humans: frozenset[str]
     clock: Callable[[], datetime]
     activity: Callable[[], Activity]
@@ -237,14 +241,6 @@ async def add_query_endpoints(service: Service, reads: Reads, workers: Executor)
 def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(query_type)
 
-    def answered(query: Any) -> Answer:
-        if query.after is not None and not reads.runner.wait_for(query.after, READ_YOUR_WRITES_TIMEOUT):
-            return Answer(
-                ok=False,
-                error={"code": "unavailable", "message": f"the views did not reach position {query.after} in time"},
-            )
-        return answer(reads, query)
-
     async def answer_request(request: Request) -> None:
         try:
             query = decoder.decode(request.data)
@@ -253,7 +249,10 @@ def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-de
             reply = Answer(ok=False, error=msgspec.to_builtins(rejected.error))
         else:
             try:
-                reply = await asyncio.get_running_loop().run_in_executor(workers, answered, query)
+                await catch_up(reads.runner, reads.ledger, query.after, READ_YOUR_WRITES_TIMEOUT)
+                reply = await asyncio.get_running_loop().run_in_executor(workers, answer, reads, query)
+            except Behind as behind:
+                reply = Answer(ok=False, error=behind.error)
             except Exception as error:  # noqa: BLE001  a request must always be answered
                 reply = Answer(ok=False, error={"code": "unavailable", "message": f"the query failed: {error!r}"})
         encoded = msgspec.json.encode(reply)

@@ -36,6 +36,7 @@ from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
+from athenaeum.services.queries.consistency import Ledger
 from athenaeum.services.queries.service import Reads, add_query_endpoints
 from athenaeum.services.views.read_models import ReadModelStore, scheme_of
 from athenaeum.services.timers.service import TimerService
@@ -144,13 +145,13 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             stack.push_async_callback(checkpoints.stop)  # the last one, at shutdown
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
-            stack.callback(bucket.close)  # once the projector below has stopped putting
+            stack.push_async_callback(bucket.close)  # once the projector below has stopped putting
             await bucket.catch_up(store.position(PROJECTION) or 0)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
-            reads = Reads(runner, options.humans, clock, activity)
+            reads = Reads(runner, Ledger(nc, ledger["name"]), options.humans, clock, activity)
             await add_query_endpoints(service, reads, workers)
         if "timer" in options.services and handler is not None:
             timers = await TimerService(nc, handler, app, store, workers, ledger["name"], ledger["num_replicas"]).start()

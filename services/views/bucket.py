@@ -76,6 +76,8 @@ class ViewBucket:
         self.repair: asyncio.Task[None] | None = None  # the reconciliation under way after a failed put
         self._failed_again = False  # a put failed after the reconciliation under way read the views
         self._written: LRU[str, Entry] = LRU(WRITTEN_KEPT)  # each key's entry as this process last wrote it
+        self._waiting: dict[str, tuple[int, bytes | None]] = {}  # key: the position and value to write
+        self._writer: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(cls, nc: Client, store: ReadModelStore, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
@@ -86,18 +88,46 @@ class ViewBucket:
 
     async def put(self, position: int, changes: Sequence[Change]) -> None:
         """Write the changes the event at ``position`` made (each to a key of its own, so at once)."""
-        await asyncio.gather(*(self.write(kv_key(change.view, change.key), _encoded(change.document), position)
-                               for change in changes))
+        await self._write_all({kv_key(change.view, change.key): (position, _encoded(change.document))
+                               for change in changes})
 
     def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
-        """For the projector's thread: waits, so one projector's puts keep ledger order. A put
-        that fails (the bucket's stream between leaders) is made good by reconciling the bucket
-        with the views, tried until it works: the record it missed may never change again."""
-        try:
-            asyncio.run_coroutine_threadsafe(self.put(position, changes), self.loop).result(timeout=30)
-        except Exception:
-            self.loop.call_soon_threadsafe(self._repair_soon)
-            raise
+        """For the projector's thread, which does not wait for the bucket: the changes join
+        those waiting to be written, where a key's change from a later position replaces an
+        earlier one (watchers of a key see its latest value, perhaps not every one between),
+        and a writer on the loop writes them. A write that fails is made good by reconciling
+        the bucket with the views, tried until it works: the record it missed may never change
+        again."""
+        entries = {kv_key(change.view, change.key): (position, _encoded(change.document)) for change in changes}
+        self.loop.call_soon_threadsafe(self._wait_to_write, entries)
+
+    def _wait_to_write(self, entries: dict[str, tuple[int, bytes | None]]) -> None:
+        for key, (position, value) in entries.items():
+            if key not in self._waiting or self._waiting[key][0] < position:
+                self._waiting[key] = (position, value)
+        if self._writer is None or self._writer.done():
+            self._writer = self.loop.create_task(self._write_waiting())
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            entries, self._waiting = self._waiting, {}
+            try:
+                await self._write_all(entries)
+            except Exception:  # noqa: BLE001
+                log.exception("could not mirror view changes into %s", self.stream)
+                self._repair_soon()
+
+    async def _write_all(self, entries: dict[str, tuple[int, bytes | None]]) -> None:
+        failures = [outcome for outcome in await asyncio.gather(
+            *(self.write(key, value, position) for key, (position, value) in entries.items()), return_exceptions=True)
+            if isinstance(outcome, BaseException)]
+        if failures:
+            raise failures[0]
+
+    async def flush(self) -> None:
+        """Wait until what the projector handed over so far is written (or given up)."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
 
     def _repair_soon(self) -> None:
         self._failed_again = True
@@ -117,8 +147,13 @@ class ViewBucket:
                 return
         log.error("the KV bucket %s stays behind the views until the projector restarts", self.stream)
 
-    def close(self) -> None:
-        """Stop reconciling: the views and the connection are going."""
+    async def close(self, grace: float = 10.0) -> None:
+        """Write what the stopped projector handed over (for up to ``grace`` seconds), then stop
+        reconciling: the views and the connection are going."""
+        try:
+            await asyncio.wait_for(self.flush(), grace)
+        except TimeoutError:
+            log.warning("the KV bucket %s missed the last view changes; the next start reconciles it", self.stream)
         if self.repair is not None:
             self.repair.cancel()
 

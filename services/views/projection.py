@@ -3,6 +3,10 @@ recording each view change with its position in one transaction."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import heapq
+import itertools
 import logging
 import threading
 from collections.abc import Callable, Sequence
@@ -30,7 +34,10 @@ class ProjectionRunner:
         self.store = store
         self.on_change = on_change
         self.position = store.position(PROJECTION) or 0
-        self._advanced = threading.Condition()
+        self._lock = threading.Lock()
+        # Readers waiting for a position, soonest first: (position, ticket, their loop, future).
+        self._waiters: list[tuple[int, int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
+        self._tickets = itertools.count()
         self._subscription = app.recorder.subscribe(gt=self.position)
         self._thread = threading.Thread(target=self._run, name="athenaeum-projector", daemon=True)
         self.error: BaseException | None = None
@@ -46,16 +53,13 @@ class ProjectionRunner:
                     event = self._decoded(notification)
                     changes = [] if event is None else self._project(event, notification.id)
                     applied = self.store.apply(PROJECTION, notification.id, changes)
-                    with self._advanced:
-                        self.position = notification.id
-                        self._advanced.notify_all()
+                    self._advance(notification.id)
                     if applied:
                         self._publish(notification.id, changes)
         except BaseException as error:
             log.exception("the projector stopped")
             self.error = error
-            with self._advanced:
-                self._advanced.notify_all()
+            self._advance(self.position)
 
     def _decoded(self, notification: Notification) -> Event | None:
         # History that does not decode is the audit's to report; the views move past it.
@@ -83,15 +87,39 @@ class ProjectionRunner:
         except Exception:  # noqa: BLE001
             log.exception("could not mirror view changes")
 
-    def wait_for(self, position: int, timeout: float) -> bool:
-        """Whether the views reached ``position`` within ``timeout`` seconds."""
-        with self._advanced:
-            return self._advanced.wait_for(lambda: self.position >= position or self.error is not None, timeout) and (
-                self.position >= position
-            )
+    def _advance(self, position: int) -> None:
+        with self._lock:
+            self.position = position
+            while self._waiters and (self._waiters[0][0] <= position or self.error is not None):
+                _, _, loop, waiting = heapq.heappop(self._waiters)
+                with contextlib.suppress(RuntimeError):  # its loop closed: nobody waits any more
+                    loop.call_soon_threadsafe(_wake, waiting)
+
+    async def reach(self, position: int, timeout: float) -> bool:
+        """Whether the views reached ``position`` within ``timeout`` seconds. The caller's loop
+        waits; no thread is held, so slow readers never starve anyone of workers."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self.position >= position or self.error is not None:
+                return self.position >= position
+            waiter = (position, next(self._tickets), loop, loop.create_future())
+            heapq.heappush(self._waiters, waiter)
+        try:
+            await asyncio.wait_for(waiter[3], timeout)
+        except TimeoutError:
+            with self._lock:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                    heapq.heapify(self._waiters)
+        return self.position >= position
 
     def stop(self) -> bool:
         """Whether the runner ended (within a bounded wait)."""
         self._subscription.stop()
         self._thread.join(timeout=10)
         return not self._thread.is_alive()
+
+
+def _wake(waiting: asyncio.Future[None]) -> None:
+    if not waiting.done():  # a reader that gave up has cancelled it
+        waiting.set_result(None)

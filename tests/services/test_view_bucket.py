@@ -128,15 +128,15 @@ def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
     monkeypatch.setattr("athenaeum.services.views.bucket.REPAIR_WAITS", (0, 0))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
-        async def unreachable(position: int, changes: object) -> None:
+        async def unreachable(key: str, value: bytes | None, position: int) -> bool:
             raise OperationalError("the bucket's stream has no leader")
 
-        working = bucket.put
-        bucket.put = unreachable  # type: ignore[method-assign]
-        with pytest.raises(OperationalError):
-            await asyncio.to_thread(bucket.put_from_thread, 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
-        bucket.put = working  # type: ignore[method-assign]
-        assert bucket.repair is not None  # scheduled from the projector's thread before it raised
+        working = bucket.write
+        bucket.write = unreachable  # type: ignore[method-assign]
+        await asyncio.to_thread(bucket.put_from_thread, 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
+        await bucket.flush()
+        bucket.write = working  # type: ignore[method-assign]
+        assert bucket.repair is not None  # scheduled once the put handed over by the projector's thread failed
         await asyncio.wait_for(bucket.repair, 10)
         return await contents(kv)
 
@@ -144,3 +144,23 @@ def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
         assert with_bucket(nats_server.url, scenario, store) == {"ratifications.adr-1": b'{"status":"ratified"}'}
     finally:
         store.close()
+
+
+def test_the_projector_hands_changes_over_without_waiting_and_the_latest_of_each_key_lands(
+    nats_server: NatsServer,
+) -> None:
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], str]:
+        def project() -> None:  # the projector's thread, one event after another
+            for position in range(1, 51):
+                bucket.put_from_thread(position, [Change("pending", "bob", {"items": [position]}),
+                                                  Change("pending", f"agent-{position % 3}", {"n": position})])
+
+        await asyncio.to_thread(project)
+        await bucket.flush()
+        raw = await bucket.js.get_msg(bucket.stream, subject=bucket.prefix + "pending.bob")
+        return await contents(kv), raw.headers[POSITION]
+
+    held, position = with_bucket(nats_server.url, scenario)
+    assert held == {"pending.bob": b'{"items":[50]}', "pending.agent-0": b'{"n":48}', "pending.agent-1": b'{"n":49}',
+                    "pending.agent-2": b'{"n":50}'}
+    assert position == "50"
