@@ -62,16 +62,17 @@ class Gateway:
         self.sent: list[tuple[str, str]] = []  # (A2A-Version, method) of every JSON-RPC call
 
     @contextlib.asynccontextmanager
-    async def client(self, headers: dict[str, str] | None = None, **config: Any) -> AsyncIterator[Client]:
+    async def client(self, headers: dict[str, str] | None = None, timeout: float = SDK_READ_TIMEOUT,
+                     **config: Any) -> AsyncIterator[Client]:
         """A client as the SDK makes one from the agent's URL, alice's token added by the SDK's
-        own interceptor from the card's security scheme; its HTTP client waits as the SDK's does.
-        Leaving closes its connections."""
+        own interceptor from the card's security scheme; its HTTP client waits as the SDK's does
+        unless told otherwise. Leaving closes its connections."""
 
         async def record(request: httpx.Request) -> None:
             if request.method == "POST":
                 self.sent.append((request.headers.get("A2A-Version", ""), json.loads(request.content)["method"]))
 
-        async with httpx.AsyncClient(timeout=SDK_READ_TIMEOUT, headers=headers, event_hooks={"request": [record]}) as http:
+        async with httpx.AsyncClient(timeout=timeout, headers=headers, event_hooks={"request": [record]}) as http:
             factory = ClientFactory(ClientConfig(httpx_client=http, **config))
             client = await factory.create_from_url(self.url, interceptors=[AuthInterceptor(Token(self.token))])
             try:
@@ -201,13 +202,14 @@ def test_a_task_sent_then_subscribed_to_is_canceled(gateway: Gateway) -> None:
 
 def test_a_blocking_send_answers_once_the_roster_has_decided(gateway: Gateway) -> None:
     async def scenario() -> tuple[bool, StreamResponse]:
-        async with gateway.client(streaming=False) as client:  # SendMessage, blocking (the default)
+        # SendMessage, blocking (the default): its caller waits as long as the roster takes.
+        async with gateway.client(streaming=False, timeout=60) as client:
             request = ratify("adr-block", ["bob"])
             answer = asyncio.ensure_future(anext(client.send_message(request)))
             await until_state(client, request.message.message_id, TaskState.TASK_STATE_SUBMITTED)
             waited = not answer.done()
             await gateway.vote("bob", "adr-block")
-            return waited, await asyncio.wait_for(answer, SDK_READ_TIMEOUT)
+            return waited, await answer
 
     waited, event = asyncio.run(scenario())
     assert waited and event.task.status.state == TaskState.TASK_STATE_COMPLETED
@@ -216,7 +218,7 @@ def test_a_blocking_send_answers_once_the_roster_has_decided(gateway: Gateway) -
 def test_a_blocking_send_whose_client_went_away_stops_watching(gateway: Gateway) -> None:
     async def scenario() -> tuple[int, int, int]:
         before = await gateway.watches()
-        async with gateway.client(streaming=False) as client:
+        async with gateway.client(streaming=False, timeout=60) as client:
             request = ratify("adr-gone", ["bob"])
             answer = asyncio.ensure_future(anext(client.send_message(request)))
             await until_state(client, request.message.message_id, TaskState.TASK_STATE_SUBMITTED)
