@@ -11,7 +11,8 @@ a serve on a server that authenticates nobody, from agents no key binds; a comma
 atomic batch); the p50/p99 time from a vote's reply until ``check`` reflects it; and the p50/p99
 latency of a read, consistent by default (it waits until the views reach the ledger's head as it
 stood when the read came) against one that waits for nothing (``after=0``), on an idle system
-and while the 32 clients vote. The floor
+and while the 32 clients vote; and a vote's latency while 32 reads at a time flood the query
+service (from a process of its own) against the same votes idle. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
 makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
 a process of their own, as a deployment and its agents do.
@@ -147,6 +148,30 @@ async def votes(clients: Clients, cast: list[tuple[str, str]], latencies: list[f
     return accepted, position
 
 
+async def vote_latencies(clients: Clients, cast: list[tuple[str, str]]) -> list[float]:
+    """Each vote's time from send to reply, one after another."""
+    latencies = []
+    for topic, agent in cast:
+        client = clients[agent]
+        client.actor = agent
+        started = time.perf_counter()
+        assert (await client.send(CastVote(topic=topic, sha256=SHA, decision=Decision.SIGN))).ok
+        latencies.append(time.perf_counter() - started)
+    return latencies
+
+
+async def flooded(clients: Clients, count: int, url: str, key: str, readers: int) -> tuple[list[float], list[float]]:
+    """Sequential votes' latencies, idle and while ``readers`` reads at a time flood the query
+    service from another process."""
+    cast = everyone(await ballots(clients, "flood", -(-2 * count // len(ROSTER))), 2 * count)
+    await caught_up(clients[ROSTER[0]], 0)
+    idle = await vote_latencies(clients, cast[:count])
+    async with running(sys.executable, "-m", "bench.flood", url, key, str(readers)) as ready:
+        assert ready.startswith("flood ready"), ready
+        loaded = await vote_latencies(clients, cast[count:])
+    return idle, loaded
+
+
 async def caught_up(client: AthenaeumClient, position: int) -> None:
     """Wait for the views to reach ``position`` (0: the ledger as it is), so that one figure's
     projection does not run into the next one's time."""
@@ -253,6 +278,7 @@ async def run(count: int, clients: int) -> None:
             await caught_up(first, max(position for _, position in outcomes))
             two_events = await completions(agents["ops"], max(count // 10, 20))
             await caught_up(first, 0)
+            idle_votes, flooded_votes = await flooded(agents, min(count, 500), url, service, clients)
             latencies: list[float] = []
             cast = everyone(await ballots(agents, "latency", -(-min(count, 500) // len(ROSTER))), min(count, 500))
             await caught_up(first, 0)
@@ -269,6 +295,9 @@ async def run(count: int, clients: int) -> None:
         "accepted votes/s, sequential, signed", sequential, unsigned, sequential / unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
+    (idle50, idle99), (flood50, flood99) = percentiles(idle_votes), percentiles(flooded_votes)
+    print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms   idle p50 {:.2f} ms   p99 {:.2f} ms   p50 ratio {:.2f}x".format(
+        f"vote latency, {clients} reads in flight", flood50, flood99, idle50, idle99, flood50 / idle50))
     reads = "{:<44} p50 {:.2f} ms   p99 {:.2f} ms   waiting for nothing p50 {:.2f} ms   p99 {:.2f} ms   p99 ratio {:.2f}x"
     for name, (consistent, unsynchronised) in (("consistent read, idle", idle_reads),
                                                (f"consistent read, {clients} clients voting", loaded_reads)):

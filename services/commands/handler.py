@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import random
 import uuid
 from collections.abc import Awaitable, Callable
@@ -34,6 +35,7 @@ from athenaeum.services.commands.store import (
 )
 
 ATTEMPTS = 8
+log = logging.getLogger(__name__)
 BACKOFF = 0.002  # seconds: the first lost race's longest pause
 _encoder = msgspec.json.Encoder()
 
@@ -94,12 +96,18 @@ class CommandHandler:
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         reply = Reply.rejected("conflict", "no id could be derived")
-        for attempt in range(route.attempts):
-            concrete = route.assign(command, actor, command.command_id, attempt) if route.assign else command
-            reply = await self._handle(route, concrete, actor, proof)
-            # A derived id someone else's record already has: derive the next one.
-            if concrete == command or reply.ok or reply.error is None or reply.error.code != "already_exists":
-                break
+        try:
+            for attempt in range(route.attempts):
+                concrete = route.assign(command, actor, command.command_id, attempt) if route.assign else command
+                reply = await self._handle(route, concrete, actor, proof)
+                # A derived id someone else's record already has: derive the next one.
+                if concrete == command or reply.ok or reply.error is None or reply.error.code != "already_exists":
+                    break
+        except Exception as error:  # noqa: BLE001  the caller must learn the id that makes a retry safe
+            log.exception("%s failed", route.name)
+            return Reply.rejected("unavailable", f"the command could not be processed ({error!r}): send it again "
+                                  f"with command_id {command.command_id!r}, which applies it at most once",
+                                  "command_id", command.command_id)
         if reply.ok and self.on_roster is not None and route.family.aggregate_of(command) == FLEET_ID:
             await self.on_roster(await self.store.load(FLEET_ID, fresh=True))
         return msgspec.structs.replace(reply, warnings=route.advise(command)) if reply.ok else reply
@@ -224,7 +232,7 @@ class CommandHandler:
             return _replay(earlier, digest)
         return Reply.rejected(
             "unavailable", f"the ledger did not confirm the command ({error}): send it again with command_id "
-            f"{key.command_id!r}, which applies it at most once", "command_id")
+            f"{key.command_id!r}, which applies it at most once", "command_id", key.command_id)
 
 
 def _record(route: Route, command: bytes, reads_fleet: bool, context: Context, digest: str, events: int,

@@ -17,6 +17,8 @@ class ErrorBody(msgspec.Struct, omit_defaults=True):
     code: str
     message: str
     field: str | None = None
+    # On ``unavailable``: the id to send the command again with, which applies it at most once.
+    command_id: str | None = None
 
 
 NO_EVENTS = msgspec.Raw(b"[]")
@@ -34,8 +36,8 @@ class Reply(msgspec.Struct):
         return cls(ok=True, position=position, events=events)
 
     @classmethod
-    def rejected(cls, code: str, message: str, field: str | None = None) -> Reply:
-        return cls(ok=False, error=ErrorBody(code, message, field))
+    def rejected(cls, code: str, message: str, field: str | None = None, command_id: str | None = None) -> Reply:
+        return cls(ok=False, error=ErrorBody(code, message, field, command_id))
 
 
 class AcceptedReply(msgspec.Struct, omit_defaults=True):

@@ -77,7 +77,8 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                     reply = await handler.send(command, actor, credential)
                 except Exception as error:  # noqa: BLE001  a request must always be answered
                     log.exception("%s failed", route.subject)
-                    reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}")
+                    reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}",
+                                           command_id=command.command_id)
         if reply.ok or reply.error is None:
             await request.respond(encode(reply))
         else:

@@ -101,7 +101,7 @@ class Gateway:
         try:
             return await self.client(actor, token, signed).send(command)
         except Unreachable as error:
-            return Reply.rejected("unavailable", str(error))
+            return Reply.rejected("unavailable", str(error), command_id=error.command_id)
 
     async def ledger(self) -> dict[str, Any]:
         try:

@@ -57,10 +57,33 @@ class Ledger:
         self.stream = stream
         self.events = StreamSubjects(stream).events
         self.timeout = timeout
+        self._next: asyncio.Future[int] | None = None  # the answer the reads that came since the last ask share
+        self._asking = False
 
     async def head(self) -> int:
-        info = await self._api(f"STREAM.INFO.{self.stream}", b"", _StreamInfo)
-        return info.state.last_seq
+        """The ledger's last position, asked after the call began. Reads that come while an ask
+        is out share the next one, so a flood of reads costs the leader one ask at a time."""
+        answer = self._next
+        if answer is None:
+            answer = self._next = asyncio.get_running_loop().create_future()
+            if not self._asking:
+                self._ask()
+        return await asyncio.shield(answer)
+
+    def _ask(self) -> None:
+        answer, self._next, self._asking = self._next, None, True
+        assert answer is not None
+        asyncio.get_running_loop().create_task(self._answer(answer))
+
+    async def _answer(self, answer: asyncio.Future[int]) -> None:
+        try:
+            answer.set_result((await self._api(f"STREAM.INFO.{self.stream}", b"", _StreamInfo)).state.last_seq)
+        except Exception as error:  # noqa: BLE001  each read waiting on it raises it
+            answer.set_exception(error)
+        finally:
+            self._asking = False
+            if self._next is not None:
+                self._ask()
 
     async def next_event(self, after: int) -> int | None:
         """The position of the first event after ``after``, if any."""

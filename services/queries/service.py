@@ -8,6 +8,7 @@ instead.
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from athenaeum.projectors import (
     thread_status,
 )
 from athenaeum.services.commands.handler import Activity
+from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
 from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
 from athenaeum.services.queries.pages import consensus_block, page_document
@@ -59,6 +61,18 @@ from athenaeum.services.commands.replies import malformed
 
 QUERY_PREFIX = "athenaeum.query"
 READ_YOUR_WRITES_TIMEOUT = 5.0
+# A caller's reads waiting for the views at once: more are refused rather than queued, so one
+# client cannot pile up waits (the HTTP gateway is one caller for all its clients).
+MAX_WAITING_READS = 256
+# Reads answered at once: a flood of them queues here rather than crowd the commands out of the
+# one interpreter they share.
+READS_AT_ONCE = 2
+
+
+def caller_of(request: Request) -> str:
+    """Who asks: the agent's key the server stamps, else the connection's inbox prefix."""
+    headers = request.headers or {}
+    return caller_key(headers.get(REQUEST_INFO_HEADER)) or request._msg.reply.rpartition(".")[0]  # noqa: SLF001
 
 
 @dataclass(frozen=True)
@@ -230,16 +244,18 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
 
 
 async def add_query_endpoints(service: Service, reads: Reads, workers: Executor) -> None:
+    turns = asyncio.Semaphore(READS_AT_ONCE)
     for name, (query_type, answer) in QUERIES.items():
         await service.add_endpoint(
             name=f"query-{name.replace('.', '-')}",
             subject=f"{QUERY_PREFIX}.{name}",
-            handler=_endpoint(query_type, answer, reads, workers),
+            handler=_endpoint(query_type, answer, reads, workers, turns),
         )
 
 
-def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-def]
+def _endpoint(query_type, answer, reads, workers, turns):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(query_type)
+    waiting: Counter[str] = Counter()  # reads waiting for the views, by caller
 
     async def answer_request(request: Request) -> None:
         try:
@@ -248,9 +264,20 @@ def _endpoint(query_type, answer, reads, workers):  # type: ignore[no-untyped-de
             rejected = malformed(error)
             reply = Answer(ok=False, error=msgspec.to_builtins(rejected.error))
         else:
+            caller = caller_of(request)
             try:
-                await catch_up(reads.runner, reads.ledger, query.after, READ_YOUR_WRITES_TIMEOUT)
-                reply = await asyncio.get_running_loop().run_in_executor(workers, answer, reads, query)
+                if waiting[caller] >= MAX_WAITING_READS:
+                    raise Behind("unavailable", f"{MAX_WAITING_READS} reads of yours already wait for the views; "
+                                 "ask again once they are answered")
+                waiting[caller] += 1
+                try:
+                    await catch_up(reads.runner, reads.ledger, query.after, READ_YOUR_WRITES_TIMEOUT)
+                finally:
+                    waiting[caller] -= 1
+                    if not waiting[caller]:
+                        del waiting[caller]
+                async with turns:
+                    reply = await asyncio.get_running_loop().run_in_executor(workers, answer, reads, query)
             except Behind as behind:
                 reply = Answer(ok=False, error=behind.error)
             except Exception as error:  # noqa: BLE001  a request must always be answered

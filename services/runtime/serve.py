@@ -152,7 +152,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
             reads = Reads(runner, Ledger(nc, ledger["name"]), options.humans, clock, activity)
-            await add_query_endpoints(service, reads, workers)
+            # Reads have threads of their own: a flood of them leaves the timers' alone.
+            readers = stack.enter_context(ThreadPoolExecutor(max_workers=8, thread_name_prefix="athenaeum-read"))
+            await add_query_endpoints(service, reads, readers)
         if "timer" in options.services and handler is not None:
             timers = await TimerService(nc, handler, app, store, workers, ledger["name"], ledger["num_replicas"]).start()
             stack.push_async_callback(timers.stop)
