@@ -87,16 +87,18 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         reply = await gateway.send(request, command)
         return reply, None if reply.ok else reply_response(reply)
 
+    async def standing(task_id: int, project: str, reply: Reply) -> TaskMovedReply:
+        """Where the task stands after the command ``reply`` answers, the view having reached it."""
+        shown = await gateway.query("task.show", task_id=task_id, project_id=project, after=reply.position or 0)
+        return moved_reply(task_id, reply, shown.get("result") or {})
+
     async def moved(request: Request, task_id: int, command: Command) -> Response[bytes]:
         reply, failed = await sent(request, command)
-        if failed:
-            return failed
-        project = command.project_id  # type: ignore[attr-defined]
-        shown = await gateway.query("task.show", task_id=task_id, project_id=project, after=reply.position or 0)
-        return json(moved_reply(task_id, reply, shown.get("result") or {}))
+        return failed or json(await standing(task_id, command.project_id, reply))  # type: ignore[attr-defined]
 
-    async def read(request: Request, name: str, task_id: int, after: int | None, **fields: Any) -> Response[Any]:
-        project, refused = scoped(request, task_id)
+    async def read(request: Request, name: str, task_id: int, after: int | None, guarded: bool = True,
+                   **fields: Any) -> Response[Any]:
+        project, refused = scoped(request, task_id, guarded=guarded)
         if refused:
             return refused
         return answer_response(await gateway.query(name, task_id=task_id, project_id=project, **fields,
@@ -126,11 +128,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
     @get("/tasks/{task_id:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def show(task_id: int, request: Request, after: After = None,
                    project: DefaultedProjectHeader = None) -> Response[Any]:
-        scope, refused = scoped(request, task_id, guarded=False)
-        if refused:
-            return refused
-        return answer_response(await gateway.query("task.show", task_id=task_id, project_id=scope,
-                                                   **waiting_for(after)))
+        return await read(request, "task.show", task_id, after, guarded=False)
 
     async def moved_by(request: Request, task_id: int, command: type[Command], guarded: bool,
                        **fields: Any) -> Response[bytes]:
@@ -193,8 +191,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         reply, failed = await sent(request, PostRuling(project_id=scope, task_id=task_id, **msgspec.structs.asdict(data)))
         if failed:
             return failed
-        shown = await gateway.query("task.show", task_id=task_id, project_id=scope, after=reply.position or 0)
-        status = moved_reply(task_id, reply, shown.get("result") or {}).status
+        status = (await standing(task_id, scope, reply)).status
         return json(RulingAcceptedReply(facts(reply, "RulingPosted")["originator_version"], status))
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
