@@ -1,7 +1,8 @@
 """The bodies of the task contract's requests and answers, in the original server's shapes:
 ``{ok, id}`` for a creation, ``{ok, id, status, reviewCycleCount, reviewerVerdicts,
 arbitrationPendingTrigger}`` for a transition, ``{runId, findingIds}`` for a review and
-``{runId, newStatus}`` for a ruling (plus the ledger's ``position`` and the task's ``epoch``)."""
+``{runId, newStatus}`` for a ruling; each with the ledger's ``position``, which a read's
+``?after`` takes, and a transition with the task's ``epoch``."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ class ReviewAcceptedReply(msgspec.Struct, rename="camel"):
 
     run_id: int
     finding_ids: list[int]
+    position: int | None
 
 
 class RulingAcceptedReply(msgspec.Struct, rename="camel"):
@@ -70,6 +72,7 @@ class RulingAcceptedReply(msgspec.Struct, rename="camel"):
 
     run_id: int
     new_status: str | None
+    position: int | None
 
 
 def answers(body: type[msgspec.Struct]) -> dict[int, ResponseSpec]:

@@ -171,7 +171,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         posted = facts(reply, "ReviewPosted")
-        return json(ReviewAcceptedReply(posted["originator_version"], [f["id"] for f in posted["findings"]]))
+        return json(ReviewAcceptedReply(posted["originator_version"], [f["id"] for f in posted["findings"]],
+                                        reply.position))
 
     @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def reviews(task_id: int, cycle: int, request: Request, after: After = None,
@@ -192,7 +193,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         if failed:
             return failed
         status = (await standing(task_id, scope, reply)).status
-        return json(RulingAcceptedReply(facts(reply, "RulingPosted")["originator_version"], status))
+        return json(RulingAcceptedReply(facts(reply, "RulingPosted")["originator_version"], status, reply.position))
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
     async def arbitrations(task_id: int, request: Request, after: After = None,

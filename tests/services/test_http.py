@@ -202,7 +202,9 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     posted = http.post(f"/tasks/{task}/reviews", headers=as_("security", project), json={
         "cycle": 0, "reviewerRole": "security", "verdict": "request_changes", "rawMarkdown": "# Security",
         "findings": [{"severity": "BLOCKING", "title": "Tokens in logs", "filePath": "auth.py", "line": 12}]})
-    assert posted.json() == {"runId": posted.json()["runId"], "findingIds": [1]}
+    assert posted.json() == {"runId": posted.json()["runId"], "findingIds": [1], "position": posted.json()["position"]}
+    read = http.get(f"/tasks/{task}/reviews/0", params={"after": posted.json()["position"]}, headers=as_("a", project))
+    assert [run["id"] for run in read.json()["runs"]] == [posted.json()["runId"]]
     concluded = to("revising")  # budget 0: the first revise needs the arbitrator
     assert concluded.json()["status"] == "arbitrating"
 
@@ -233,7 +235,8 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert first.status_code == 200 and first.json()["newStatus"] == "completed"
     second = http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json=ruling)
     assert second.status_code == 409
-    runs = http.get(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project)).json()["runs"]
+    runs = http.get(f"/tasks/{task}/arbitrations", params={"after": first.json()["position"]},
+                    headers=as_("arbitrator", project)).json()["runs"]
     assert [(run["ruling"], run["rulingMarkdown"]) for run in runs] == [("approve", "# Converged\n")]
     assert http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()["status"] == "completed"
     reset = http.post(f"/tasks/{task}/reset", headers=as_("ops", project))
