@@ -3,7 +3,8 @@
 ``decide`` takes one command of the family, on the ``task-ids`` counter (a creation) or on its
 task, which a command of another project does not find.
 
-Only the FSM's edges are legal. Reviews are classified by the ledger (``task_review``); a
+Only the FSM's edges are legal. A cycle ends as its reviews are classified by the ledger
+(``task_review``): the requested ``completed`` or ``revising`` must be what they call for. A
 revise past the cycle budget, or a contradiction the engineer reports, goes to an arbitrator
 (``task_arbitration``), and only a ruling leaves ``arbitrating`` (or the arbitrator's
 session ending without one).
@@ -18,19 +19,23 @@ from athenaeum.aggregates.rules import Context, Invalid, Stamp, require_text
 from athenaeum.aggregates.state import fold
 from athenaeum.aggregates.task_arbitration import post_ruling, report_contradiction
 from athenaeum.aggregates.task_checks import (
+    FAILABLE,
+    RESETTABLE,
     TERMINAL,
     IllegalTransition,
     in_project,
+    one_of,
     require_role,
     require_status,
     require_title,
 )
-from athenaeum.aggregates.task_review import conclude, post_review
+from athenaeum.aggregates.task_review import conclude, post_review, record_verdict
 from athenaeum.aggregates.task_state import Task, TaskIds, evolve
 from athenaeum.events import Event
 from athenaeum.events.task import (
     TASK_IDS,
     BuildReported,
+    BuildStatus,
     EngineeringStarted,
     FailureReason,
     ReviewStarted,
@@ -39,6 +44,7 @@ from athenaeum.events.task import (
     TaskCreated,
     TaskFailed,
     TaskIdIssued,
+    TaskIntegrated,
     TaskReset,
     TaskStatus,
     task_id,
@@ -86,7 +92,8 @@ def create(ids: TaskIds | None, command: CreateTask, context: Context) -> list[E
     """Issues the next task number and creates the task with it, in one append."""
     require_text(command.project_id, "projectId")
     require_title(command.title, "title")
-    require_text(command.plan_path, "planPath")
+    if command.plan_path is not None:
+        require_text(command.plan_path, "planPath")
     if command.review_cycle_budget < 0:
         raise Invalid(f"reviewCycleBudget {command.review_cycle_budget} is negative", "reviewCycleBudget")
     for role in command.reviewer_roles:
@@ -106,7 +113,8 @@ def claim(task: Task, context: Context) -> list[Event]:
 
 
 def transition(task: Task, command: TransitionTask, context: Context) -> list[Event]:
-    """``POST /tasks/{id}/transition``: one edge of the FSM, with the payload keys it needs."""
+    """``POST /tasks/{id}/transition``: one edge of the FSM. As in the original, the edge is
+    checked first (409), then the payload keys it needs (400)."""
     to, payload = command.to, command.payload
     stamp = Stamp(task.id, task.version, context)
     match to:
@@ -118,29 +126,36 @@ def transition(task: Task, command: TransitionTask, context: Context) -> list[Ev
         case TaskStatus.BUILT:
             require_status(task, to.value, TaskStatus.ENGINEERING)
             if payload.build_status is None:
-                raise Invalid("payload.buildStatus is required", "buildStatus")
+                raise Invalid(f"payload.buildStatus is required and must be one of: {one_of(BuildStatus)}",
+                              "buildStatus")
+            if not payload.commit_sha:
+                raise Invalid("payload.commitSha is required (non-empty string)", "commitSha")
             return [stamp(BuildReported, build_status=payload.build_status, commit_sha=payload.commit_sha)]
+        case TaskStatus.REVIEWING if task.status is TaskStatus.REVIEWING:
+            return record_verdict(task, payload, context)
         case TaskStatus.REVIEWING:
             require_status(task, to.value, TaskStatus.BUILT)
             return [stamp(ReviewStarted, cycle=task.review_cycle_count)]
         case TaskStatus.COMPLETED | TaskStatus.REVISING:
-            return conclude(task, context)
+            return conclude(task, to, context)
         case TaskStatus.ARBITRATING:
             return report_contradiction(task, command, context)
         case TaskStatus.FAILED:
             return fail(task, command, context)
+        case TaskStatus.INTEGRATED:
+            require_status(task, to.value, TaskStatus.COMPLETED)
+            return [stamp(TaskIntegrated)]
         case TaskStatus.PENDING:
             raise IllegalTransition("a task returns to pending only by a reset", "to")
     assert_never(to)
 
 
 def fail(task: Task, command: TransitionTask, context: Context) -> list[Event]:
+    require_status(task, "failed", *FAILABLE)
     reason = command.payload.failure_reason
     if reason is None:
-        raise Invalid("payload.failureReason is required", "failureReason")
-    if task.status in TERMINAL or task.status is TaskStatus.ARBITRATING:
-        raise IllegalTransition(f"task {task.key} is {task.status.value}: only a ruling leaves arbitrating"
-                                if task.status is TaskStatus.ARBITRATING else f"task {task.key} is {task.status.value}")
+        raise Invalid(f"payload.failureReason is required and must be one of: {one_of(FailureReason)}",
+                      "failureReason")
     return [Stamp(task.id, task.version, context)(TaskFailed, failure_reason=reason,
                                                   failure_detail=command.payload.failure_detail)]
 
@@ -170,7 +185,7 @@ def end_role_session(task: Task, command: EndRoleSession, context: Context) -> l
 
 def reset(task: Task, context: Context) -> list[Event]:
     """(operator) A new epoch with fresh counters, so a finished task can be retried."""
-    if task.status not in TERMINAL:
+    if task.status not in RESETTABLE:
         raise IllegalTransition(f"task {task.key} is {task.status.value}; only a completed or failed task resets")
     return [Stamp(task.id, task.version, context)(TaskReset, by=context.actor, epoch=task.epoch + 1)]
 

@@ -12,6 +12,7 @@ from athenaeum.aggregates.task_checks import (
     NotArbitrating,
     TriggerMismatch,
     in_project,
+    one_of,
     require_status,
 )
 from athenaeum.aggregates.task_state import Task
@@ -28,19 +29,28 @@ from athenaeum.events.task import (
     TaskStatus,
     Trigger,
 )
-from athenaeum.events.task_commands import LONG_TEXT_LIMIT, PostRuling, TransitionTask
+from athenaeum.events.task_commands import (
+    LONG_TEXT_LIMIT,
+    PostRuling,
+    ResolutionInput,
+    TransitionPayload,
+    TransitionTask,
+)
 
 
 def report_contradiction(task: Task, command: TransitionTask, context: Context) -> list[Event]:
     """The engineer's ``arbitrating`` transition: two findings of the latest reviewed cycle that
-    cannot both be addressed."""
-    finding_ids = command.payload.finding_ids
-    if finding_ids is None:
-        raise Invalid("payload.findingIds is the list of the two contradicting finding ids", "findingIds")
+    cannot both be addressed. Only from engineering (409); the budget's arbitration is the
+    ledger's to request when a cycle is revised, never a client's (400)."""
     require_status(task, "arbitrating", TaskStatus.ENGINEERING)
+    payload = command.payload
+    if payload.trigger is Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED:
+        raise Invalid("engineering→arbitrating requires payload.trigger='reviewer_contradiction'", "trigger")
+    finding_ids, notes = reported(payload)
     if Trigger.REVIEWER_CONTRADICTION in task.ruled:
         # One ruling per trigger and epoch: a second report could never be ruled, only stuck.
-        raise ArbitrationExists(f"task {task.key} already had its contradiction ruled in this epoch", "findingIds")
+        raise ArbitrationExists(f"arbitration already exists for task {task.key} with trigger "
+                                "'reviewer_contradiction' in this epoch", "findingIds")
     if len(finding_ids) != 2 or finding_ids[0] == finding_ids[1]:
         raise Invalid("findingIds names two different findings", "findingIds")
     missing = [i for i in finding_ids if i not in task.last_reviewed]
@@ -48,39 +58,48 @@ def report_contradiction(task: Task, command: TransitionTask, context: Context) 
         raise Invalid(f"findings {missing} are not in the latest reviewed cycle of task {task.key}", "findingIds")
     stamp = Stamp(task.id, task.version, context)
     pair = (finding_ids[0], finding_ids[1])
-    return [stamp(ContradictionReported, finding_ids=pair, notes=command.payload.notes),
+    return [stamp(ContradictionReported, finding_ids=pair, notes=notes),
             stamp(ArbitrationRequested, trigger=Trigger.REVIEWER_CONTRADICTION, finding_ids=pair)]
+
+
+def reported(payload: TransitionPayload) -> tuple[list[int], str]:
+    """The contradicting ids and the notes, nested as the original sends them or flat."""
+    nested = payload.contradiction
+    if nested is not None and (payload.finding_ids is not None or payload.notes):
+        raise Invalid("a contradiction is payload.contradiction or payload.findingIds and notes, not both",
+                      "contradiction")
+    finding_ids, notes = (nested.finding_ids, nested.notes) if nested else (payload.finding_ids, payload.notes)
+    if finding_ids is None and payload.trigger is None:
+        raise Invalid(f"payload.trigger is required and must be one of: {one_of(Trigger)}", "trigger")
+    if finding_ids is None:
+        raise Invalid("payload.contradiction.findingIds names the two contradicting findings", "findingIds")
+    return finding_ids, notes
 
 
 def post_ruling(state: Task | None, command: PostRuling, context: Context) -> list[Event]:
     """Checked in PROTOCOLS.md's order: the body (400s; its trigger and ruling are in their enums
-    once decoded), the task (404), its state (409s)."""
+    once decoded), the task (404), its state (409s). The messages are the original's."""
     trigger, ruling, markdown = command.trigger, command.ruling, command.ruling_markdown
     resolution = command.contradiction_resolution
-    if not markdown or len(markdown) > MARKDOWN_LIMIT:
-        raise Invalid(f"rulingMarkdown is 1 to {MARKDOWN_LIMIT} characters", "rulingMarkdown")
+    if not markdown:
+        raise Invalid("rulingMarkdown must be a non-empty string", "rulingMarkdown")
+    if len(markdown) > MARKDOWN_LIMIT:
+        raise Invalid(f"rulingMarkdown exceeds maximum length of {MARKDOWN_LIMIT}", "rulingMarkdown")
     if ruling is Ruling.RULE and trigger is not Trigger.REVIEWER_CONTRADICTION:
-        raise Invalid("a rule ruling is only for the reviewer_contradiction trigger", "ruling")
+        raise Invalid("ruling 'rule' is only valid for trigger 'reviewer_contradiction'", "ruling")
     if ruling is Ruling.RULE:
-        if resolution is None:
-            raise Invalid("a rule ruling needs a contradictionResolution", "contradictionResolution")
-        upheld, retired = resolution.upheld_finding_id, resolution.retired_finding_id
-        if upheld <= 0 or retired <= 0 or upheld == retired:
-            raise Invalid("upheldFindingId and retiredFindingId are two different positive ids",
-                          "contradictionResolution")
-        if not 1 <= len(resolution.rationale) <= LONG_TEXT_LIMIT:
-            raise Invalid(f"rationale is 1 to {LONG_TEXT_LIMIT} characters", "contradictionResolution.rationale")
+        require_resolution(resolution)
     elif resolution is not None:
-        raise Invalid(f"only a rule ruling carries a contradictionResolution, not {ruling.value}",
-                      "contradictionResolution")
+        raise Invalid("contradictionResolution must be absent when ruling is not 'rule'", "contradictionResolution")
     task = in_project(state, command.project_id)
     if task.status is not TaskStatus.ARBITRATING:
-        raise NotArbitrating(f"task {task.key} is {task.status.value}, not arbitrating")
+        raise NotArbitrating(f"task {task.key} is not in 'arbitrating' (current: '{task.status.value}')")
     if trigger is not task.pending_trigger:
         pending = task.pending_trigger.value if task.pending_trigger else None
         raise TriggerMismatch(f"the pending trigger of task {task.key} is {pending}, not {trigger.value}", "trigger")
     if trigger in task.ruled:
-        raise ArbitrationExists(f"task {task.key} already has a {trigger.value} ruling in this epoch", "trigger")
+        raise ArbitrationExists(f"arbitration run already exists for task {task.key}, trigger '{trigger.value}', "
+                                "in this epoch", "trigger")
     stamp = Stamp(task.id, task.version, context)
     if ruling is Ruling.APPROVE:
         posted = stamp(RulingPosted, trigger=trigger, ruling=ruling, ruling_markdown=markdown)
@@ -97,6 +116,23 @@ def post_ruling(state: Task | None, command: PostRuling, context: Context) -> li
                           retired_finding_id=resolution.retired_finding_id, rationale=resolution.rationale)
     return [stamp(RulingPosted, trigger=trigger, ruling=ruling, ruling_markdown=markdown,
                   contradiction_resolution=resolved, addendum=addendum(task, resolved))]
+
+
+def require_resolution(resolution: ResolutionInput | None) -> None:
+    """A rule ruling's resolution: two different positive ids and a rationale."""
+    field = "contradictionResolution"
+    if resolution is None:
+        raise Invalid(f"{field} is required when ruling is 'rule'", field)
+    for name, value in (("upheldFindingId", resolution.upheld_finding_id),
+                        ("retiredFindingId", resolution.retired_finding_id)):
+        if value <= 0:
+            raise Invalid(f"{field}.{name} must be a positive integer", field)
+    if resolution.upheld_finding_id == resolution.retired_finding_id:
+        raise Invalid(f"{field}.upheldFindingId and retiredFindingId must differ", field)
+    if not resolution.rationale:
+        raise Invalid(f"{field}.rationale must be a non-empty string", f"{field}.rationale")
+    if len(resolution.rationale) > LONG_TEXT_LIMIT:
+        raise Invalid(f"{field}.rationale exceeds maximum length of {LONG_TEXT_LIMIT}", f"{field}.rationale")
 
 
 def addendum(task: Task, resolution: Resolution) -> str:

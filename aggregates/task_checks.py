@@ -4,6 +4,7 @@ checks of status, project, roles and titles. A transition's payload is typed at 
 
 from __future__ import annotations
 
+import enum
 import re
 
 from athenaeum.aggregates.rules import Invalid, NotFound, RuleViolation
@@ -14,7 +15,11 @@ ROLE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MARKDOWN_LIMIT = 512_000  # characters, for raw reviews and ruling markdown
 TITLE_LIMIT = 1024
 ESCALATION_DETAIL = 500  # code points of the ruling that become the failure detail
-TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED)
+TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.INTEGRATED)
+RESETTABLE = (TaskStatus.COMPLETED, TaskStatus.FAILED)  # integrated work is merged: not retried
+# A task fails from any state but these: a finished one, and an arbitrating one, which only a
+# ruling leaves (the original lets a plain transition bypass its arbitrator).
+FAILABLE = tuple(s for s in TaskStatus if s not in TERMINAL and s is not TaskStatus.ARBITRATING)
 
 
 class IllegalTransition(RuleViolation):
@@ -49,8 +54,16 @@ def in_project(task: Task | None, project_id: str) -> Task:
 
 
 def require_status(task: Task, target: str, *allowed: TaskStatus) -> None:
-    if task.status not in allowed:
-        raise IllegalTransition(f"task {task.key} is {task.status.value}: no edge to {target}", "to")
+    if task.status in allowed:
+        return
+    if task.status is TaskStatus.ARBITRATING:
+        raise IllegalTransition(f"task {task.key} is arbitrating: only an arbitrator's ruling leaves it", "to")
+    raise IllegalTransition(f"task {task.key} is {task.status.value}: no edge to {target}", "to")
+
+
+def one_of(values: type[enum.Enum]) -> str:
+    """An enum's values as an error message lists them."""
+    return ", ".join(str(value.value) for value in values)
 
 
 def require_role(role: str, field: str) -> None:

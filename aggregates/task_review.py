@@ -1,6 +1,6 @@
 """Reviews of a task's cycle (PROTOCOLS.md section 5): one per role per cycle with ledger-issued
-finding ids, and the ledger's classification of the cycle: accept, revise, or past the budget
-to an arbitrator."""
+finding ids, the verdicts the original's reviewer fan-out records, and the ledger's
+classification of the cycle: accept, revise, or past the budget to an arbitrator."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from athenaeum.aggregates.task_checks import (
     MARKDOWN_LIMIT,
     AlreadyReviewed,
     IllegalTransition,
+    one_of,
     require_role,
     require_status,
     require_title,
@@ -28,8 +29,9 @@ from athenaeum.events.task import (
     TaskStatus,
     Trigger,
     Verdict,
+    VerdictRecorded,
 )
-from athenaeum.events.task_commands import LONG_TEXT_LIMIT, PostReview
+from athenaeum.events.task_commands import LONG_TEXT_LIMIT, PostReview, TransitionPayload
 
 
 def post_review(task: Task, command: PostReview, context: Context) -> list[Event]:
@@ -43,7 +45,7 @@ def post_review(task: Task, command: PostReview, context: Context) -> list[Event
             if len(getattr(finding, name)) > LONG_TEXT_LIMIT:
                 raise Invalid(f"findings.{name} is over {LONG_TEXT_LIMIT} characters", f"findings.{name}")
     require_status(task, "a review", TaskStatus.REVIEWING)
-    if command.cycle is not None and command.cycle != task.review_cycle_count:
+    if command.cycle != task.review_cycle_count:
         raise IllegalTransition(f"task {task.key} is reviewing cycle {task.review_cycle_count}, not {command.cycle}",
                                 "cycle")
     if reviewer_role in task.reviewed_roles:
@@ -63,26 +65,56 @@ def post_review(task: Task, command: PostReview, context: Context) -> list[Event
     )]
 
 
-def classify(reviews: Sequence[ReviewPosted]) -> ReviewOutcome:
-    """revise on any request_changes, any reviewer with 4 or more findings, two reviewers with
-    2 or more each, or any BLOCKING finding; out_of_scope counts as clear."""
+def record_verdict(task: Task, payload: TransitionPayload, context: Context) -> list[Event]:
+    """``reviewing → reviewing``: a reviewer's verdict on the current cycle, which the original's
+    reviewer fan-out posts for its dashboard (``reviewerVerdicts``). The cycle's classification
+    reads the reviews, never these."""
+    if payload.reviewer_role is None:
+        raise Invalid("payload.reviewerRole is required on reviewing→reviewing", "reviewerRole")
+    require_role(payload.reviewer_role, "reviewerRole")
+    if payload.verdict is None:
+        raise Invalid(f"payload.verdict is required and must be one of: {one_of(Verdict)}", "verdict")
+    return [Stamp(task.id, task.version, context)(VerdictRecorded, reviewer_role=payload.reviewer_role,
+                                                  verdict=payload.verdict)]
+
+
+def revision_reason(reviews: Sequence[ReviewPosted]) -> str | None:
+    """Why the cycle must be revised, or None when it is accepted: any request_changes, any
+    reviewer with 4 or more findings, two reviewers with 2 or more each, or any BLOCKING
+    finding; out_of_scope counts as clear."""
     counted = [r for r in reviews if r.verdict is not Verdict.OUT_OF_SCOPE]
-    if any(r.verdict is Verdict.REQUEST_CHANGES for r in counted):
-        return ReviewOutcome.REVISE
-    if any(len(r.findings) >= 4 for r in counted) or sum(len(r.findings) >= 2 for r in counted) >= 2:
-        return ReviewOutcome.REVISE
-    if any(f.severity is Severity.BLOCKING for r in counted for f in r.findings):
-        return ReviewOutcome.REVISE
-    return ReviewOutcome.ACCEPT
+    if changes := [r.reviewer_role for r in counted if r.verdict is Verdict.REQUEST_CHANGES]:
+        return f"{', '.join(changes)} requested changes"
+    if many := [r.reviewer_role for r in counted if len(r.findings) >= 4]:
+        return f"{', '.join(many)} raised 4 or more findings"
+    if len(several := [r.reviewer_role for r in counted if len(r.findings) >= 2]) >= 2:
+        return f"{', '.join(several)} each raised 2 or more findings"
+    if blocking := [r.reviewer_role for r in counted if any(f.severity is Severity.BLOCKING for f in r.findings)]:
+        return f"{', '.join(blocking)} raised a BLOCKING finding"
+    return None
 
 
-def conclude(task: Task, context: Context) -> list[Event]:
-    require_status(task, "a review's conclusion", TaskStatus.REVIEWING)
-    if not task.reviews:
-        raise IllegalTransition(f"cycle {task.review_cycle_count} of task {task.key} has no review yet", "to")
-    stamp = Stamp(task.id, task.version, context)
+def classify(reviews: Sequence[ReviewPosted]) -> ReviewOutcome:
+    return ReviewOutcome.ACCEPT if revision_reason(reviews) is None else ReviewOutcome.REVISE
+
+
+def conclude(task: Task, to: TaskStatus, context: Context) -> list[Event]:
+    """The cycle ends as the requester says, ``completed`` or ``revising``, when that is what
+    its reviews call for; the other is refused (409), as the original does. A revise past the
+    budget goes to the arbitrator instead."""
+    require_status(task, to.value, TaskStatus.REVIEWING)
     cycle = task.review_cycle_count
-    if classify(task.reviews) is ReviewOutcome.ACCEPT:
+    if not task.reviews:
+        raise IllegalTransition(f"cycle {cycle} of task {task.key} has no review yet", "to")
+    reason = revision_reason(task.reviews)
+    if to is TaskStatus.COMPLETED and reason is not None:
+        raise IllegalTransition(f"the reviews of cycle {cycle} call for revising, not completed: {reason}", "to")
+    if to is TaskStatus.REVISING and reason is None:
+        raise IllegalTransition(
+            f"the reviews of cycle {cycle} call for completed, not revising: no revision trigger fired (a "
+            "request_changes verdict, 4 findings from one reviewer, 2 each from two, or a BLOCKING finding)", "to")
+    stamp = Stamp(task.id, task.version, context)
+    if reason is None:
         return [stamp(ReviewConcluded, cycle=cycle, outcome=ReviewOutcome.ACCEPT, review_cycle_count=cycle),
                 stamp(TaskCompleted)]
     count = cycle + 1

@@ -26,6 +26,7 @@ from athenaeum.events.task import (
     TaskCreated,
     TaskFailed,
     TaskIdIssued,
+    TaskIntegrated,
     TaskReset,
     TaskStatus,
     Trigger,
@@ -115,6 +116,8 @@ def _evolve_task(state: Task | None, event: Event) -> Task | None:
             return _moved(state, event, TaskStatus.REVISING) if event.ruling is Ruling.RULE else state
         case TaskCompleted():
             return _moved(state, event, TaskStatus.COMPLETED)
+        case TaskIntegrated():
+            return _moved(state, event, TaskStatus.INTEGRATED)
         case TaskFailed():
             return _moved(state, event, TaskStatus.FAILED)
         case RoleSessionEnded():

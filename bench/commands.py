@@ -211,9 +211,10 @@ async def completions(client: AthenaeumClient, count: int) -> float:
         for command in (ClaimTask(project_id=project, task_id=task),
                         TransitionTask(project_id=project, task_id=task, to=TaskStatus.ENGINEERING),
                         TransitionTask(project_id=project, task_id=task, to=TaskStatus.BUILT,
-                                       payload=TransitionPayload(build_status=BuildStatus.CLEAN)),
+                                       payload=TransitionPayload(build_status=BuildStatus.CLEAN, commit_sha="abc123")),
                         TransitionTask(project_id=project, task_id=task, to=TaskStatus.REVIEWING),
-                        PostReview(project_id=project, task_id=task, reviewer_role="r", verdict=Verdict.APPROVE)):
+                        PostReview(project_id=project, task_id=task, cycle=0, reviewer_role="r",
+                                   verdict=Verdict.APPROVE)):
             assert (await client.send(command)).ok
         reviewed.append(task)
     started = time.perf_counter()

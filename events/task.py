@@ -30,6 +30,7 @@ class TaskStatus(enum.Enum):
     ARBITRATING = "arbitrating"
     COMPLETED = "completed"
     FAILED = "failed"
+    INTEGRATED = "integrated"  # a completed task whose work is merged
 
 
 class BuildStatus(enum.Enum):
@@ -99,7 +100,7 @@ class TaskIdIssued(Event, tag="TaskIdIssued"):
 class TaskCreated(Event, tag="TaskCreated"):
     project_id: str
     title: str
-    plan_path: str
+    plan_path: str | None  # None: the task is its title alone
     review_cycle_budget: int
     reviewer_roles: tuple[str, ...]
 
@@ -127,6 +128,14 @@ class ReviewPosted(Event, tag="ReviewPosted"):
     verdict: Verdict
     raw_markdown: str
     findings: tuple[Finding, ...]
+
+
+class VerdictRecorded(Event, tag="VerdictRecorded"):
+    """A reviewer's verdict on the current cycle, as the original's dashboard shows it; the
+    cycle is classified from the reviews, not from these."""
+
+    reviewer_role: str
+    verdict: Verdict
 
 
 class ReviewConcluded(Event, tag="ReviewConcluded"):
@@ -157,6 +166,10 @@ class TaskCompleted(Event, tag="TaskCompleted"):
     pass
 
 
+class TaskIntegrated(Event, tag="TaskIntegrated"):
+    pass
+
+
 class TaskFailed(Event, tag="TaskFailed"):
     failure_reason: FailureReason
     failure_detail: str = ""
@@ -179,11 +192,13 @@ TaskEvent = (
     | BuildReported
     | ReviewStarted
     | ReviewPosted
+    | VerdictRecorded
     | ReviewConcluded
     | ContradictionReported
     | ArbitrationRequested
     | RulingPosted
     | TaskCompleted
+    | TaskIntegrated
     | TaskFailed
     | RoleSessionEnded
     | TaskReset

@@ -37,7 +37,7 @@ class OnTask(InProject, frozen=True):
 
 class CreateTask(InProject, frozen=True):
     title: str
-    plan_path: str
+    plan_path: str | None = None  # the original's tasks may be a title alone
     review_cycle_budget: int = DEFAULT_REVIEW_CYCLE_BUDGET
     reviewer_roles: list[str] = []
 
@@ -46,22 +46,37 @@ class ClaimTask(OnTask, frozen=True):
     pass
 
 
+class Contradiction(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
+    """Two findings that cannot both be addressed, in the original's nested shape."""
+
+    finding_ids: list[int] | None = None
+    notes: Annotated[str, msgspec.Meta(max_length=LONG_TEXT_LIMIT)] = ""
+
+
 class TransitionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
     """What transitions' payloads say. Each edge reads its own keys and lets the others be (a
-    pump may send one payload shape for every edge); a key no transition takes is refused."""
+    pump may send one payload shape for every edge); a key no transition takes is refused.
+
+    A contradiction comes as the original sends it, ``{"trigger": "reviewer_contradiction",
+    "contradiction": {"findingIds", "notes"}}``, or flat, ``{"findingIds", "notes"}``."""
 
     build_status: BuildStatus | None = None  # built
     commit_sha: Annotated[str, msgspec.Meta(max_length=COMMIT_SHA_LIMIT)] | None = None  # built
-    finding_ids: list[int] | None = None  # arbitrating: the two contradicting findings
+    reviewer_role: str | None = None  # reviewing, while reviewing: a reviewer's verdict
+    verdict: Verdict | None = None  # reviewing, while reviewing
+    trigger: Trigger | None = None  # arbitrating
+    contradiction: Contradiction | None = None  # arbitrating
+    finding_ids: list[int] | None = None  # arbitrating
     notes: Annotated[str, msgspec.Meta(max_length=LONG_TEXT_LIMIT)] = ""  # arbitrating
     failure_reason: FailureReason | None = None  # failed
     failure_detail: Annotated[str, msgspec.Meta(max_length=FAILURE_DETAIL_LIMIT)] = ""  # failed
 
 
 class TransitionTask(OnTask, frozen=True):
-    """``to``: engineering, built (buildStatus, commitSha), reviewing, completed or revising
-    (the ledger classifies the reviews), arbitrating (findingIds, notes: a contradiction), or
-    failed (failureReason, failureDetail)."""
+    """``to``: engineering, built (buildStatus, commitSha), reviewing (from built: a new cycle;
+    while reviewing: reviewerRole and verdict), completed or revising (as the ledger classifies
+    the reviews; revising past the budget goes to arbitrating), arbitrating (a contradiction),
+    failed (failureReason, failureDetail), or integrated (a completed task's work merged)."""
 
     to: TaskStatus
     payload: TransitionPayload = TransitionPayload()
@@ -74,16 +89,16 @@ class FindingInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", fo
     evidence: str = ""
     fix: str = ""
     file_path: str | None = None
-    line: int | None = None
-    ordinal: int | None = None  # default: its place in the list
+    line: Annotated[int, msgspec.Meta(ge=0)] | None = None
+    ordinal: Annotated[int, msgspec.Meta(ge=0)] | None = None  # default: its place in the list
 
 
 class PostReview(OnTask, frozen=True):
+    cycle: Annotated[int, msgspec.Meta(ge=0)]  # the cycle reviewed: the task's current one
     reviewer_role: str
     verdict: Verdict
     raw_markdown: str = ""
     findings: list[FindingInput] = []
-    cycle: int | None = None  # default: the task's current cycle
 
 
 class ResolutionInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):

@@ -1,5 +1,6 @@
-"""A task's reviews and arbitration runs, read from its events in the camelCase shapes of the
-arbitrator's contract: ``{cycle, runs}``, ``{runs}``, and the stored addendum."""
+"""A task's reviews and arbitration runs, read from its events in the shapes of the original
+contract: ``{cycle, runs}``, ``{runs}``, each run ``{id, ..., postedAt}`` (its id is the
+event's version in the task's history), and the stored addendum."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import msgspec
 
 from athenaeum.events import Event
 from athenaeum.events.task import ReviewPosted, RulingPosted, TaskReset
-
 
 
 def _camelcase(name: str) -> str:
@@ -34,14 +34,14 @@ def reviews(events: Iterable[Event], cycle: int) -> dict[str, Any]:
             runs = []
         elif isinstance(event, ReviewPosted) and event.cycle == cycle:
             runs.append({
-                "runId": event.originator_version,
+                "id": event.originator_version,
                 "taskId": int(event.key),
                 "cycle": event.cycle,
                 "reviewerRole": event.reviewer_role,
                 "verdict": event.verdict.value,
                 "rawMarkdown": event.raw_markdown,
                 "findings": _renamed(msgspec.to_builtins(event.findings)),
-                "createdAt": msgspec.to_builtins(event.timestamp),
+                "postedAt": msgspec.to_builtins(event.timestamp),
             })
     return {"cycle": cycle, "runs": runs}
 
@@ -54,14 +54,14 @@ def arbitrations(events: Iterable[Event]) -> dict[str, Any]:
             epoch = event.epoch
         elif isinstance(event, RulingPosted):
             runs.append({
-                "runId": event.originator_version,
+                "id": event.originator_version,
                 "taskId": int(event.key),
                 "epoch": epoch,
                 "trigger": event.trigger.value,
                 "ruling": event.ruling.value,
                 "rulingMarkdown": event.ruling_markdown,
                 "contradictionResolution": _renamed(msgspec.to_builtins(event.contradiction_resolution)),
-                "createdAt": msgspec.to_builtins(event.timestamp),
+                "postedAt": msgspec.to_builtins(event.timestamp),
             })
     return {"runs": runs}
 

@@ -1,5 +1,6 @@
-"""Where does task N stand: the ``tasks`` view, one document per task id, in the camelCase of
-the arbitrator's original contract, with a progress log of what happened."""
+"""Where does task N stand: the ``tasks`` view, one document per task id, with the original
+contract's field names (``reviewerVerdicts``, ``arbitrationPendingTrigger``, ``completedAt``,
+...) and a progress log of what happened."""
 
 from __future__ import annotations
 
@@ -24,12 +25,20 @@ from athenaeum.events.task import (
     TaskCompleted,
     TaskCreated,
     TaskFailed,
+    TaskIntegrated,
     TaskReset,
+    VerdictRecorded,
 )
 from athenaeum.projectors.views import Document, per_aggregate
 
 VIEW = "tasks"
 _to_builtins = msgspec.to_builtins
+
+
+def addendum_path(task: int) -> str:
+    """Where the original's engineer reads a contradiction ruling, in its workspace; the ledger
+    keeps the addendum itself (``GET /tasks/{id}/arbitrations/reviewer_contradiction/addendum``)."""
+    return f".scratch/arbitrations/{task}/contradiction-ruling.md"
 
 
 def _logged(event: Event, current: Document, line: str, **changes: object) -> Document:
@@ -58,14 +67,18 @@ def _(event: TaskCreated, current: Document) -> Document:
         "reviewCycleCount": 0,
         "reviewCycleBudget": event.review_cycle_budget,
         "reviewerRoles": list(event.reviewer_roles),
+        "reviewerVerdicts": {},
         "arbitrationPendingTrigger": None,
+        "arbitrationAddendumPath": None,
         "contradictionFindingIds": [],
         "claimedBy": None,
+        "claimedAt": None,
         "buildStatus": None,
         "commitSha": None,
         "failureReason": None,
         "failureDetail": None,
         "createdAt": _to_builtins(event.timestamp),
+        "completedAt": None,
         "progressLog": [],
     }
     return _logged(event, created, f"created: {event.title}")
@@ -73,7 +86,8 @@ def _(event: TaskCreated, current: Document) -> Document:
 
 @_apply.register
 def _(event: TaskClaimed, current: Document) -> Document:
-    return _logged(event, current, f"claimed by {event.by}", status="claimed", claimedBy=event.by)
+    return _logged(event, current, f"claimed by {event.by}", status="claimed", claimedBy=event.by,
+                   claimedAt=_to_builtins(event.timestamp))
 
 
 @_apply.register
@@ -90,7 +104,7 @@ def _(event: BuildReported, current: Document) -> Document:
 
 @_apply.register
 def _(event: ReviewStarted, current: Document) -> Document:
-    return _logged(event, current, f"reviewing cycle {event.cycle}", status="reviewing")
+    return _logged(event, current, f"reviewing cycle {event.cycle}", status="reviewing", reviewerVerdicts={})
 
 
 @_apply.register
@@ -98,6 +112,12 @@ def _(event: ReviewPosted, current: Document) -> Document:
     ids = [finding.id for finding in event.findings]
     return _logged(event, current, f"{event.reviewer_role} review of cycle {event.cycle}: {event.verdict.value}, "
                                    f"findings {ids}")
+
+
+@_apply.register
+def _(event: VerdictRecorded, current: Document) -> Document:
+    verdicts = current.get("reviewerVerdicts", {}) | {event.reviewer_role: event.verdict.value}
+    return _logged(event, current, f"{event.reviewer_role} verdict: {event.verdict.value}", reviewerVerdicts=verdicts)
 
 
 @_apply.register
@@ -125,13 +145,18 @@ def _(event: ArbitrationRequested, current: Document) -> Document:
 def _(event: RulingPosted, current: Document) -> Document:
     changes: dict = {"arbitrationPendingTrigger": None}
     if event.ruling is Ruling.RULE:
-        changes["status"] = "revising"
+        changes |= {"status": "revising", "arbitrationAddendumPath": addendum_path(int(event.key))}
     return _logged(event, current, f"ruling on {event.trigger.value}: {event.ruling.value}", **changes)
 
 
 @_apply.register
 def _(event: TaskCompleted, current: Document) -> Document:
-    return _logged(event, current, "completed", status="completed")
+    return _logged(event, current, "completed", status="completed", completedAt=_to_builtins(event.timestamp))
+
+
+@_apply.register
+def _(event: TaskIntegrated, current: Document) -> Document:
+    return _logged(event, current, "integrated", status="integrated")
 
 
 @_apply.register
@@ -139,7 +164,7 @@ def _(event: TaskFailed, current: Document) -> Document:
     # A task failed while arbitrating (its arbitrator's no-op) waits on a ruling no longer.
     return _logged(event, current, f"failed: {event.failure_reason.value}", status="failed",
                    failureReason=event.failure_reason.value, failureDetail=event.failure_detail,
-                   arbitrationPendingTrigger=None)
+                   arbitrationPendingTrigger=None, completedAt=_to_builtins(event.timestamp))
 
 
 @_apply.register
@@ -149,7 +174,8 @@ def _(event: RoleSessionEnded, current: Document) -> Document:
 
 @_apply.register
 def _(event: TaskReset, current: Document) -> Document:
-    fresh = {"status": "pending", "epoch": event.epoch, "reviewCycleCount": 0, "arbitrationPendingTrigger": None,
-             "contradictionFindingIds": [], "claimedBy": None, "buildStatus": None, "commitSha": None,
-             "failureReason": None, "failureDetail": None}
+    fresh = {"status": "pending", "epoch": event.epoch, "reviewCycleCount": 0, "reviewerVerdicts": {},
+             "arbitrationPendingTrigger": None, "arbitrationAddendumPath": None, "contradictionFindingIds": [],
+             "claimedBy": None, "claimedAt": None, "buildStatus": None, "commitSha": None, "failureReason": None,
+             "failureDetail": None, "completedAt": None}
     return _logged(event, current, f"reset by {event.by}: epoch {event.epoch}", **fresh)

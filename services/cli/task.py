@@ -36,7 +36,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
     create = verbs.add_parser("create", parents=[scoped], help="create a task; prints its id")
     create.add_argument("--title", required=True)
-    create.add_argument("--plan", required=True, help="the plan's path")
+    create.add_argument("--plan", help="the plan's path (a task may be its title alone)")
     create.add_argument("--budget", type=int, default=5, help="review cycles before arbitration (default 5)")
     create.add_argument("--reviewer-role", action="append", default=[])
 
@@ -46,11 +46,12 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     transition = verbs.add_parser("transition", parents=[scoped], help="move a task along one edge of its FSM")
     transition.add_argument("id", type=int)
     transition.add_argument("--to", required=True, help="claimed, engineering, built, reviewing, completed or revising "
-                                                        "(the ledger decides which), arbitrating, failed")
-    transition.add_argument("--payload", default="{}", help='JSON, e.g. {"buildStatus": "clean"}')
+                                                        "(as the reviews call for), arbitrating, failed, integrated")
+    transition.add_argument("--payload", default="{}", help='JSON, e.g. {"buildStatus": "clean", "commitSha": "abc123"}')
 
     review = verbs.add_parser("review", parents=[scoped], help="post a reviewer's verdict and findings")
     review.add_argument("id", type=int)
+    review.add_argument("--cycle", type=int, required=True, help="the cycle reviewed: the task's current one, from 0")
     review.add_argument("--role", required=True)
     review.add_argument("--verdict", required=True, choices=[v.value for v in Verdict])
     review.add_argument("--markdown-file", type=Path, help="the review's full text")
@@ -90,11 +91,13 @@ def command_from(args: argparse.Namespace) -> Command:
         case "claim":
             return ClaimTask(project_id=project, task_id=args.id)
         case "transition":
-            return TransitionTask(project_id=project, task_id=args.id, to=args.to, payload=_json(args.payload))
+            # Typed as the service decodes it: the command is signed as the service re-encodes it.
+            body = {"projectId": project, "taskId": args.id, "to": args.to, "payload": _json(args.payload, "--payload")}
+            return _converted(TransitionTask, body, "--to or --payload")
         case "review":
-            findings = [_decoded(FindingInput, text, "--finding") for text in args.finding]
+            findings = [_converted(FindingInput, _json(text, "--finding"), "--finding") for text in args.finding]
             markdown = read_text(args.markdown_file, "--markdown-file") if args.markdown_file else ""
-            return PostReview(project_id=project, task_id=args.id, reviewer_role=args.role,
+            return PostReview(project_id=project, task_id=args.id, cycle=args.cycle, reviewer_role=args.role,
                               verdict=Verdict(args.verdict), raw_markdown=markdown, findings=findings)
         case "rule":
             resolution = None
@@ -138,18 +141,18 @@ def _project(args: argparse.Namespace) -> str:
     return args.project
 
 
-def _json(text: str) -> dict:
+def _json(text: str, option: str) -> dict:
     try:
         value = json.loads(text)
     except ValueError as error:
-        raise UsageError(f"--payload: not JSON: {error}") from error
+        raise UsageError(f"{option}: not JSON: {error}") from error
     if not isinstance(value, dict):
-        raise UsageError("--payload: a JSON object")
+        raise UsageError(f"{option}: a JSON object")
     return value
 
 
-def _decoded(kind: type, text: str, option: str):  # type: ignore[no-untyped-def]
+def _converted(kind: type, value: dict, option: str):  # type: ignore[no-untyped-def]
     try:
-        return msgspec.json.decode(text, type=kind)
-    except msgspec.DecodeError as error:
+        return msgspec.convert(value, type=kind)
+    except msgspec.ValidationError as error:
         raise UsageError(f"{option}: {error}") from error

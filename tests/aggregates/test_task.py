@@ -21,6 +21,7 @@ from athenaeum.events.task import (
 )
 from athenaeum.events.task_commands import (
     ClaimTask,
+    Contradiction,
     CreateTask,
     EndRoleSession,
     FindingInput,
@@ -61,14 +62,15 @@ def finding(severity: Severity = Severity.NOTE, title: str = "nit") -> FindingIn
 
 
 def review_by(role: str, verdict: Verdict = Verdict.APPROVE, findings: list[FindingInput] | None = None,
-              **fields: object) -> PostReview:
-    return PostReview(project_id="p1", task_id=1, reviewer_role=role, verdict=verdict, raw_markdown="# review",
-                      findings=findings or [], **fields)
+              cycle: int = 0) -> PostReview:
+    return PostReview(project_id="p1", task_id=1, cycle=cycle, reviewer_role=role, verdict=verdict,
+                      raw_markdown="# review", findings=findings or [])
 
 
 def reviewed(history: list[Event], role: str, verdict: Verdict = Verdict.APPROVE, findings: int = 0,
              severity: Severity = Severity.NOTE) -> list[Event]:
-    command = review_by(role, verdict, [finding(severity) for _ in range(findings)])
+    command = review_by(role, verdict, [finding(severity) for _ in range(findings)],
+                        cycle=state_of(history).review_cycle_count)
     return history + decided(FAMILY, history, command, at(2, role))
 
 
@@ -78,15 +80,17 @@ def at_review(history: list[Event] | None = None) -> list[Event]:
     return moved(history, TaskStatus.REVIEWING)
 
 
-def cycle(history: list[Event], *reviews: tuple[str, Verdict, int, Severity]) -> list[Event]:
+def cycle(history: list[Event], *reviews: tuple[str, Verdict, int, Severity],
+          ending: TaskStatus = TaskStatus.REVISING) -> list[Event]:
     for role, verdict, count, severity in reviews:
         history = reviewed(history, role, verdict, count, severity)
-    return history + decided(FAMILY, history, to(TaskStatus.REVISING), at(3, "dispatcher"))
+    return history + decided(FAMILY, history, to(ending), at(3, "dispatcher"))
 
 
 def rebuilt(history: list[Event]) -> list[Event]:
     history = moved(history, TaskStatus.ENGINEERING)
-    return moved(moved(history, TaskStatus.BUILT, build_status=BuildStatus.CLEAN), TaskStatus.REVIEWING)
+    built = moved(history, TaskStatus.BUILT, build_status=BuildStatus.CLEAN, commit_sha="def456")
+    return moved(built, TaskStatus.REVIEWING)
 
 
 def ended(role: str, exit_code: int = 0) -> EndRoleSession:
@@ -114,6 +118,14 @@ class TestCreation:
         assert FAMILY.project(None, [issued]).last == 1
         assert FAMILY.project(None, [created]).status is TaskStatus.PENDING
 
+    def test_a_task_may_be_its_title_alone(self) -> None:
+        """The original's ``POST /tasks`` takes a title alone; a plan path, when given, is text."""
+        [_, created] = given(FAMILY).when(CreateTask(project_id="p1", title="t"), at()).then("TaskIdIssued",
+                                                                                               "TaskCreated")
+        assert created.plan_path is None
+        given(FAMILY).when(CreateTask(project_id="p1", title="t", plan_path=" "), at()).then_rejects(
+            "invalid", "planPath")
+
     def test_a_title_is_at_most_1024_characters_whatever_their_bytes(self) -> None:
         assert decided(FAMILY, [], create("é" * 1024), at())
         assert "1024 characters" in str(given(FAMILY).when(create("é" * 1025), at()).then_rejects("invalid", "title"))
@@ -137,9 +149,12 @@ class TestEdges:
             to(target, build_status=BuildStatus.CLEAN, finding_ids=[1, 2]), at(2)
         ).then_rejects("illegal_transition")
 
-    def test_a_build_report_needs_its_status(self) -> None:
+    def test_a_build_report_needs_its_status_and_commit(self) -> None:
         history = moved(ONLY_TASK, TaskStatus.CLAIMED, TaskStatus.ENGINEERING)
-        given(FAMILY, history).when(to(TaskStatus.BUILT), at(2)).then_rejects("invalid", "buildStatus")
+        given(FAMILY, history).when(to(TaskStatus.BUILT, commit_sha="abc"), at(2)).then_rejects("invalid", "buildStatus")
+        for sha in (None, ""):
+            given(FAMILY, history).when(to(TaskStatus.BUILT, build_status=BuildStatus.CLEAN, commit_sha=sha),
+                                        at(2)).then_rejects("invalid", "commitSha")
         dirty = to(TaskStatus.BUILT, build_status=BuildStatus.DIRTY, commit_sha="f" * 128)
         [built] = given(FAMILY, history).when(dirty, at(2)).then("BuildReported")
         assert (built.build_status, built.commit_sha) == (BuildStatus.DIRTY, "f" * 128)
@@ -148,6 +163,19 @@ class TestEdges:
         history = moved(ONLY_TASK, TaskStatus.CLAIMED)
         given(FAMILY, history).when(to(TaskStatus.ENGINEERING, build_status=BuildStatus.CLEAN, notes="n"),
                                     at(2)).then("EngineeringStarted")
+
+    def test_the_edge_is_checked_before_the_payload(self) -> None:
+        """As in the original: a transition off the FSM is 409 whatever its payload lacks."""
+        given(FAMILY, ONLY_TASK).when(to(TaskStatus.BUILT), at(2)).then_rejects("illegal_transition")
+        given(FAMILY, contradicted()).when(to(TaskStatus.FAILED), at(2)).then_rejects("illegal_transition")
+
+    def test_a_completed_task_is_integrated_and_stays_so(self) -> None:
+        done = cycle(at_review(), ("a", Verdict.APPROVE, 0, Severity.NOTE), ending=TaskStatus.COMPLETED)
+        given(FAMILY, at_review()).when(to(TaskStatus.INTEGRATED), at(4)).then_rejects("illegal_transition")
+        integrated = done + given(FAMILY, done).when(to(TaskStatus.INTEGRATED), at(4)).then("TaskIntegrated")
+        assert state_of(integrated).status is TaskStatus.INTEGRATED
+        for command in (RESET, to(TaskStatus.FAILED, failure_reason=FailureReason.ROLE_SESSION_NO_OP)):
+            given(FAMILY, integrated).when(command, at(5)).then_rejects("illegal_transition")
 
     def test_a_failure_needs_its_reason(self) -> None:
         given(FAMILY, ONLY_TASK).when(to(TaskStatus.FAILED), at(2)).then_rejects("invalid", "failureReason")
@@ -172,6 +200,18 @@ class TestReviews:
         [second] = given(FAMILY, history).when(review_by("style", findings=[finding()]), at(3)).then("ReviewPosted")
         assert second.findings[0].id == 3
 
+    def test_while_reviewing_a_reviewer_records_a_verdict(self) -> None:
+        """The original's fan-out posts ``reviewing → reviewing`` with each reviewer's verdict."""
+        [noted] = given(FAMILY, at_review()).when(
+            to(TaskStatus.REVIEWING, reviewer_role="safety", verdict=Verdict.OUT_OF_SCOPE), at(3)).then(
+            "VerdictRecorded")
+        assert (noted.reviewer_role, noted.verdict) == ("safety", Verdict.OUT_OF_SCOPE)
+        for payload, field in [(dict(verdict=Verdict.APPROVE), "reviewerRole"),
+                               (dict(reviewer_role="safety reviewer", verdict=Verdict.APPROVE), "reviewerRole"),
+                               (dict(reviewer_role="a" * 65, verdict=Verdict.APPROVE), "reviewerRole"),
+                               (dict(reviewer_role="safety"), "verdict")]:
+            given(FAMILY, at_review()).when(to(TaskStatus.REVIEWING, **payload), at(3)).then_rejects("invalid", field)
+
     def test_reviews_only_while_reviewing_the_current_cycle(self) -> None:
         given(FAMILY, ONLY_TASK).when(review_by("security"), at(3)).then_rejects("illegal_transition")
         given(FAMILY, at_review()).when(review_by("security", cycle=1), at(3)).then_rejects(
@@ -182,6 +222,16 @@ class TestReviews:
 
     def test_no_reviews_is_incomplete(self) -> None:
         given(FAMILY, at_review()).when(to(TaskStatus.COMPLETED), at(3)).then_rejects("illegal_transition")
+
+    def test_a_cycle_ends_only_as_its_reviews_call_for(self) -> None:
+        """``completed`` after reviews that call for revising, or ``revising`` after clean
+        ones, is refused with the reason, as the original refuses them (409)."""
+        revise = reviewed(at_review(), *REVISE)
+        refused = given(FAMILY, revise).when(to(TaskStatus.COMPLETED), at(3)).then_rejects("illegal_transition", "to")
+        assert "security requested changes" in str(refused)
+        clean = reviewed(at_review(), "a")
+        refused = given(FAMILY, clean).when(to(TaskStatus.REVISING), at(3)).then_rejects("illegal_transition", "to")
+        assert "no revision trigger fired" in str(refused)
 
 
 class TestClassification:
@@ -202,7 +252,7 @@ class TestClassification:
         assert review.classify(state_of(history).reviews) is outcome
 
     def test_accept_completes_and_revise_counts_a_cycle(self) -> None:
-        accepted = cycle(at_review(), ("a", Verdict.APPROVE, 0, Severity.NOTE))
+        accepted = cycle(at_review(), ("a", Verdict.APPROVE, 0, Severity.NOTE), ending=TaskStatus.COMPLETED)
         assert state_of(accepted).status is TaskStatus.COMPLETED
         revised = cycle(at_review(), REVISE)
         assert (state_of(revised).status, state_of(revised).review_cycle_count) == (TaskStatus.REVISING, 1)
@@ -245,8 +295,21 @@ class TestContradiction:
         assert (state.status, state.pending_trigger, state.contradiction) == (
             TaskStatus.ARBITRATING, Trigger.REVIEWER_CONTRADICTION, (1, 2))
 
-    @pytest.mark.parametrize("ids", [None, [], [1, 1], [1, 9], [1], [1, 2, 3]])
-    def test_the_ids_are_two_different_findings_of_the_latest_cycle(self, ids: list[int] | None) -> None:
+    def test_the_originals_nested_report_names_its_trigger(self) -> None:
+        history = moved(cycle(at_review(), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE)),
+                        TaskStatus.ENGINEERING)
+        nested = Contradiction(finding_ids=[2, 1], notes="cannot do both")
+        reported, _ = given(FAMILY, history).when(to(TaskStatus.ARBITRATING, trigger=Trigger.REVIEWER_CONTRADICTION,
+                                                     contradiction=nested), at(4)).then(
+            "ContradictionReported", "ArbitrationRequested")
+        assert (reported.finding_ids, reported.notes) == ((2, 1), "cannot do both")
+        for payload, field in [({}, "trigger"), (dict(trigger=Trigger.REVIEWER_CONTRADICTION), "findingIds"),
+                               (dict(trigger=Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED, contradiction=nested), "trigger"),
+                               (dict(contradiction=nested, finding_ids=[1, 2]), "contradiction")]:
+            given(FAMILY, history).when(to(TaskStatus.ARBITRATING, **payload), at(4)).then_rejects("invalid", field)
+
+    @pytest.mark.parametrize("ids", [[], [1, 1], [1, 9], [1], [1, 2, 3]])
+    def test_the_ids_are_two_different_findings_of_the_latest_cycle(self, ids: list[int]) -> None:
         history = cycle(at_review(), REVISE, ("style", Verdict.APPROVE, 1, Severity.NOTE))
         history = moved(history, TaskStatus.ENGINEERING)
         given(FAMILY, history).when(to(TaskStatus.ARBITRATING, finding_ids=ids), at(4)).then_rejects(
@@ -417,6 +480,16 @@ class TestDecoding:
     def test_a_trigger_or_ruling_outside_its_enum_is_refused(self, body: dict, field: str) -> None:
         with pytest.raises(msgspec.ValidationError, match=rf"`(\$\.)?{field}`"):
             decode(PostRuling, **body)
+
+    @pytest.mark.parametrize(("body", "field"), [
+        ({"reviewerRole": "r", "verdict": "approve"}, "cycle"),
+        ({"cycle": -1, "reviewerRole": "r", "verdict": "approve"}, "cycle"),
+        ({"cycle": 0, "reviewerRole": "r", "verdict": "approve",
+          "findings": [{"severity": "NOTE", "title": "t", "ordinal": -1}]}, "ordinal"),
+    ])
+    def test_a_review_names_its_cycle_and_counts_from_zero(self, body: dict, field: str) -> None:
+        with pytest.raises(msgspec.ValidationError, match=rf"`(\$\.)?({field}|findings\[0\]\.{field})`"):
+            decode(PostReview, **body)
 
     def test_a_ruling_decodes_into_its_enums(self) -> None:
         command = decode(PostRuling, trigger="reviewer_contradiction", ruling="rule", rulingMarkdown="m",

@@ -84,10 +84,10 @@ def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(ht
     for target in ("claimed", "engineering"):
         http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"), json={"to": target})
     http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"),
-              json={"to": "built", "payload": {"buildStatus": "clean"}})
+              json={"to": "built", "payload": {"buildStatus": "clean", "commitSha": "abc123"}})
     http.post(f"/tasks/{task}/transition", headers=as_("engineer", "proj-escaped"), json={"to": "reviewing"})
     review = http.post(f"/tasks/{task}/reviews", headers=as_("style", "proj-escaped"),
-                       json={"reviewerRole": "style", "verdict": "approve", "rawMarkdown": "\U0001F600" * 512_000})
+                       json={"cycle": 0, "reviewerRole": "style", "verdict": "approve", "rawMarkdown": "\U0001F600" * 512_000})
     assert review.status_code == 200, review.text
     over_limit = http.post("/commands/ratification/init", headers=as_("alice"),
                            json={"topic": "adr-12", "roster": ["alice"], "artifact": "x" * (513 * 1024)})
@@ -137,8 +137,8 @@ def test_a_body_is_decoded_strictly_and_every_error_names_its_field(http: httpx.
                        json={"title": "t", "planPath": "p.md", "reviewCycleBudget": "3"})
     assert budget.status_code == 400 and budget.json()["error"]["field"] == "reviewCycleBudget"
     assert http.get("/tasks/1", headers=as_("ops", "proj-2")).status_code == 404
-    missing = http.post("/tasks", headers=as_("ops", "proj-2"), json={"title": "t"})
-    assert missing.status_code == 400 and missing.json()["error"]["field"] == "planPath"
+    missing = http.post("/tasks", headers=as_("ops", "proj-2"), json={"planPath": "p.md"})
+    assert missing.status_code == 400 and missing.json()["error"]["field"] == "title"
     not_an_object = http.post("/commands/ratification/init", headers=as_("alice"), json=["adr-13"])
     assert not_an_object.status_code == 400 and not_an_object.json()["error"]["field"] == "body"
     bad_after = http.get("/check/alice", params={"after": "soon"})
@@ -184,7 +184,6 @@ def test_the_openapi_document_gives_each_answers_body(http: httpx.Client) -> Non
 
 def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     project = "proj-1"
-    assert http.post("/tasks", headers=as_("ops"), json={"title": "t", "planPath": "p.md"}).status_code == 400
     task = http.post("/tasks", headers=as_("ops", project), json={"title": "Login", "planPath": "plans/login.md",
                                                                   "reviewCycleBudget": 0}).json()["id"]
     assert http.get(f"/tasks/{task}", headers=as_("ops", "other-project")).status_code == 404
@@ -193,14 +192,19 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
         return http.post(f"/tasks/{task}/transition", headers=as_("engineer", project),
                          json={"to": target, "payload": payload or {}})
 
-    for target, payload in [("claimed", None), ("engineering", None), ("built", {"buildStatus": "clean"}),
-                            ("reviewing", None)]:
+    for target, payload in [("claimed", None), ("engineering", None),
+                            ("built", {"buildStatus": "clean", "commitSha": "abc123"}), ("reviewing", None)]:
         assert to(target, payload).json()["status"] == target
     assert to("completed").status_code == 409  # no reviews: incomplete
+    unscoped = http.post(f"/tasks/{task}/reviews", headers=as_("security"), json={
+        "cycle": 0, "reviewerRole": "security", "verdict": "approve"})
+    assert unscoped.status_code == 400 and unscoped.json()["error"]["field"] == "X-Project-Id"
     posted = http.post(f"/tasks/{task}/reviews", headers=as_("security", project), json={
-        "reviewerRole": "security", "verdict": "request_changes", "rawMarkdown": "# Security",
+        "cycle": 0, "reviewerRole": "security", "verdict": "request_changes", "rawMarkdown": "# Security",
         "findings": [{"severity": "BLOCKING", "title": "Tokens in logs", "filePath": "auth.py", "line": 12}]})
-    assert posted.json() == {"runId": posted.json()["runId"], "findingIds": [1]}
+    assert posted.json() == {"runId": posted.json()["runId"], "findingIds": [1], "position": posted.json()["position"]}
+    read = http.get(f"/tasks/{task}/reviews/0", params={"after": posted.json()["position"]}, headers=as_("a", project))
+    assert [run["id"] for run in read.json()["runs"]] == [posted.json()["runId"]]
     concluded = to("revising")  # budget 0: the first revise needs the arbitrator
     assert concluded.json()["status"] == "arbitrating"
 
@@ -231,7 +235,8 @@ def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
     assert first.status_code == 200 and first.json()["newStatus"] == "completed"
     second = http.post(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project), json=ruling)
     assert second.status_code == 409
-    runs = http.get(f"/tasks/{task}/arbitrations", headers=as_("arbitrator", project)).json()["runs"]
+    runs = http.get(f"/tasks/{task}/arbitrations", params={"after": first.json()["position"]},
+                    headers=as_("arbitrator", project)).json()["runs"]
     assert [(run["ruling"], run["rulingMarkdown"]) for run in runs] == [("approve", "# Converged\n")]
     assert http.get(f"/tasks/{task}", headers=as_("arbitrator", project)).json()["status"] == "completed"
     reset = http.post(f"/tasks/{task}/reset", headers=as_("ops", project))
@@ -251,11 +256,11 @@ def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_i
 
     def contradicted(findings: list[int]) -> httpx.Response:
         """Claimed, built, two reviewers' findings, revised, and the pair reported as contradicting."""
-        for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}),
-                                ("reviewing", {})]:
+        for target, payload in [("claimed", {}), ("engineering", {}),
+                                ("built", {"buildStatus": "clean", "commitSha": "abc123"}), ("reviewing", {})]:
             post("transition", "engineer", {"to": target, "payload": payload})
         for role in ("security", "style"):
-            post("reviews", role, {"reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
+            post("reviews", role, {"cycle": 0, "reviewerRole": role, "verdict": "request_changes", "rawMarkdown": "r",
                                    "findings": [{"severity": "BLOCKING", "title": f"{role} says"}]})
         post("transition", "engineer", {"to": "revising"})
         post("transition", "engineer", {"to": "engineering"})
@@ -285,11 +290,12 @@ def test_an_arbitrator_that_exits_after_a_409_fails_the_task_and_a_reset_drops_i
 def test_an_answer_too_large_for_one_message_is_a_clear_error_at_once(http: httpx.Client) -> None:
     project = "proj-big"
     task = http.post("/tasks", headers=as_("ops", project), json={"title": "t", "planPath": "p.md"}).json()["id"]
-    for target, payload in [("claimed", {}), ("engineering", {}), ("built", {"buildStatus": "clean"}), ("reviewing", {})]:
+    for target, payload in [("claimed", {}), ("engineering", {}),
+                            ("built", {"buildStatus": "clean", "commitSha": "abc123"}), ("reviewing", {})]:
         http.post(f"/tasks/{task}/transition", headers=as_("engineer", project), json={"to": target, "payload": payload})
     big = "\U0001F600" * 500_000  # 2 MB of UTF-8 each, within the 512,000-character limit
     for role in ("r1", "r2", "r3", "r4", "r5"):
-        body = json.dumps({"reviewerRole": role, "verdict": "approve", "rawMarkdown": big}, ensure_ascii=False)
+        body = json.dumps({"cycle": 0, "reviewerRole": role, "verdict": "approve", "rawMarkdown": big}, ensure_ascii=False)
         posted = http.post(f"/tasks/{task}/reviews", headers=as_(role, project) | {"Content-Type": "application/json"},
                            content=body.encode())
         assert posted.status_code == 200, posted.text
