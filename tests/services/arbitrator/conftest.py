@@ -25,11 +25,10 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.services.conftest import Served, until
+from tests.services.conftest import Served
 
 AGENT = "agent-1"  # the agent the original's tests register
 DEFAULT = {"X-Project-Id": "default"}  # what the original's helpers send to the routes that require it
-READ_WAIT = 10  # seconds
 
 
 class Original:
@@ -45,11 +44,6 @@ class Original:
     def get(self, path: str, headers: dict[str, str] | None = DEFAULT) -> httpx.Response:
         return self.http.get(path, headers={"X-Agent-Name": AGENT} | (headers or {}))
 
-    def found(self, path: str, headers: dict[str, str] | None = DEFAULT) -> httpx.Response:
-        """A read of what this client wrote, which must find it."""
-        # until reads are consistent by default: a read right after a write may miss it
-        return until(lambda: self.get(path, headers), lambda answer: answer.status_code != 404, READ_WAIT)
-
     def create_task(self, title: str = "T", headers: dict[str, str] | None = None, **extra: Any) -> int:
         """``POST /tasks`` with a title alone and no ``X-Project-Id``, as the original's helper."""
         created = self.post("/tasks", {"title": title, **extra}, headers)
@@ -58,7 +52,7 @@ class Original:
 
     def task(self, task_id: int) -> dict[str, Any]:
         """``GET /tasks/{id}`` without ``X-Project-Id``, as the original's ``getTask``."""
-        shown = self.found(f"/tasks/{task_id}", headers=None)
+        shown = self.get(f"/tasks/{task_id}", headers=None)
         assert shown.status_code == 200, shown.text
         return shown.json()
 
@@ -97,12 +91,12 @@ class Original:
             self.reviewed(task_id, role, verdict, blocking, notes)
 
     def runs(self, task_id: int, cycle: int = 0) -> list[dict[str, Any]]:
-        answer = self.found(f"/tasks/{task_id}/reviews/{cycle}")
+        answer = self.get(f"/tasks/{task_id}/reviews/{cycle}")
         assert answer.status_code == 200, answer.text
         return answer.json()["runs"]
 
     def rulings(self, task_id: int) -> list[dict[str, Any]]:
-        answer = self.found(f"/tasks/{task_id}/arbitrations")
+        answer = self.get(f"/tasks/{task_id}/arbitrations")
         assert answer.status_code == 200, answer.text
         return answer.json()["runs"]
 

@@ -157,7 +157,7 @@ def test_returns_404_for_task_in_a_different_project(original: Original) -> None
 def test_get_returns_empty_runs_array_when_task_has_no_arbitrations(original: Original) -> None:
     """it("GET returns empty runs array when task has no arbitrations")"""
     task = original.create_task("arb-task")
-    answer = original.found(f"/tasks/{task}/arbitrations")
+    answer = original.get(f"/tasks/{task}/arbitrations")
     assert answer.status_code == 200 and answer.json() == {"runs": []}
 
 

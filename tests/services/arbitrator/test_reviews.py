@@ -126,7 +126,7 @@ def test_returns_runs_array_with_correct_shape(original: Original) -> None:
                                     ("style", "approve", [finding("NOTE", 0, title="minor", description="d2")])]:
         posted = original.post(f"/tasks/{task}/reviews", body(role, verdict, findings, raw=f"## {role} review"))
         assert posted.status_code == 200, posted.text
-    answer = original.found(f"/tasks/{task}/reviews/0")
+    answer = original.get(f"/tasks/{task}/reviews/0")
     assert answer.status_code == 200 and answer.json()["cycle"] == 0
     runs = {run["reviewerRole"]: run for run in answer.json()["runs"]}
     assert set(runs) == {"safety", "correctness", "style"}
@@ -142,7 +142,7 @@ def test_returns_runs_array_with_correct_shape(original: Original) -> None:
 def test_returns_empty_runs_array_for_an_un_posted_cycle(original: Original) -> None:
     """it("returns empty runs array for an un-posted cycle")"""
     task = original.create_task("T")
-    answer = original.found(f"/tasks/{task}/reviews/5")
+    answer = original.get(f"/tasks/{task}/reviews/5")
     assert answer.status_code == 200 and answer.json() == {"cycle": 5, "runs": []}
 
 
@@ -193,7 +193,7 @@ def test_shared_guard_reads_the_first_x_project_id_sent_twice(original: Original
     """it("shared guard accepts array-form X-Project-Id when first element is non-empty"): the
     first one is the project."""
     task = original.create_task("T", headers={"X-Project-Id": "proj-a"})
-    assert original.found(f"/tasks/{task}/reviews/0", headers={"X-Project-Id": "proj-a"}).status_code == 200
+    assert original.get(f"/tasks/{task}/reviews/0", headers={"X-Project-Id": "proj-a"}).status_code == 200
     twice = [("X-Agent-Name", "agent-1"), ("X-Project-Id", "proj-a"), ("X-Project-Id", "proj-b")]
     assert original.http.get(f"/tasks/{task}/reviews/0", headers=twice).status_code == 200
 
@@ -202,7 +202,7 @@ def test_post_returns_404_when_task_belongs_to_a_different_project(original: Ori
     """it("POST returns 404 when task belongs to a different project")"""
     foreign = original.create_task("foreign task", headers={"X-Project-Id": "proj-a"})
     assert original.post(f"/tasks/{foreign}/reviews", body(raw="x")).status_code == 404
-    assert original.found(f"/tasks/{foreign}/reviews/0", headers={"X-Project-Id": "proj-a"}).json()["runs"] == []
+    assert original.get(f"/tasks/{foreign}/reviews/0", headers={"X-Project-Id": "proj-a"}).json()["runs"] == []
 
 
 def test_get_returns_404_when_task_belongs_to_a_different_project(original: Original) -> None:
@@ -213,5 +213,5 @@ def test_get_returns_404_when_task_belongs_to_a_different_project(original: Orig
     original.built(foreign, headers=proj_a)
     original.moved(foreign, "reviewing", headers=proj_a)
     assert original.post(f"/tasks/{foreign}/reviews", body(raw="secret"), headers=proj_a).status_code == 200
-    assert original.found(f"/tasks/{foreign}/reviews/0", headers=proj_a).status_code == 200
+    assert original.get(f"/tasks/{foreign}/reviews/0", headers=proj_a).status_code == 200
     assert original.get(f"/tasks/{foreign}/reviews/0").status_code == 404
