@@ -1,4 +1,5 @@
-"""Fixtures shared by every test: a real nats-server from the wheel, on a free port."""
+"""Fixtures shared by every test: a real nats-server from the wheel, on a free port, and a
+PostgreSQL (see ``tests.postgres``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from athenaeum.services.runtime.nats_server import NatsCluster, NatsServer
+from tests.postgres import test_postgres
 
 
 @pytest.fixture(scope="session")
@@ -21,6 +23,12 @@ def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsServer
 def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsCluster]:
     with NatsCluster(base_dir=tmp_path_factory.mktemp("cluster")) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with test_postgres(tmp_path_factory.mktemp("postgres")) as url:
+        yield url
 
 
 def new_stream_name() -> str:

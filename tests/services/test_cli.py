@@ -14,6 +14,7 @@ from pathlib import Path
 from athenaeum.events.quorum_commands import ProposeQuorum
 from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.runtime.nats_server import process_running
+from tests.postgres import in_database
 from tests.services.conftest import ATHENAEUM, Served, until
 
 TEXT = "# ADR 3\nUse the ledger.\n"
@@ -239,23 +240,23 @@ def test_decompose_further_then_split_then_a_decision(served: Served) -> None:
     assert json.loads(accepted.stdout)["events"][-1]["path"] == "human-decision: accept-split"
 
 
-def test_the_read_models_can_live_in_postgresql(tmp_path: Path) -> None:
+def test_the_read_models_can_live_in_postgresql(tmp_path: Path, postgres_url: str) -> None:
     import uuid
 
     import psycopg
 
-    url = "postgresql://postgres@127.0.0.1:5432/test"
+    url = postgres_url
     database = f"athenaeum_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{database}"')
     try:
-        served = Served(tmp_path, "--read-models", url.replace("/test", f"/{database}"))
+        served = Served(tmp_path, "--read-models", in_database(url, database))
         assert served.ready_line.startswith("athenaeum ready")
         opened = json.loads(served.run("ratify", "init", "adr-13", "--roster", "bob", "--text", TEXT, "--json").stdout)
         waiting = json.loads(served.run("check", "--after", str(opened["position"]), "--json", actor="bob").stdout)
         assert waiting["items"][0]["id"] == "adr-13"
         assert served.stop() == 0
-        with psycopg.connect(url.replace("/test", f"/{database}")) as db:
+        with psycopg.connect(in_database(url, database)) as db:
             stored = db.execute("SELECT count(*) FROM athenaeum_views WHERE view = 'ratifications'").fetchone()
         assert stored == (1,)
     finally:

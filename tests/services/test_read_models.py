@@ -12,9 +12,7 @@ from eventsourcing.persistence import OperationalError
 
 from athenaeum.projectors.views import Change
 from athenaeum.services.views.read_models import ReadModelStore
-
-POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
-
+from tests.postgres import with_options
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadModelStore]:
@@ -24,7 +22,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadModelS
         store.close()
         return
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    store = ReadModelStore(POSTGRES, schema=schema)
+    store = ReadModelStore(request.getfixturevalue("postgres_url"), schema=schema)
     yield store
     store._database.connection.execute(f'DROP SCHEMA "{schema}" CASCADE')
     store.close()
@@ -94,12 +92,12 @@ def test_a_reader_opens_only_read_models_that_exist_and_changes_nothing(tmp_path
     writer.close()
 
 
-def test_a_store_that_cannot_be_used_is_named_clearly(tmp_path: Path) -> None:
+def test_a_store_that_cannot_be_used_is_named_clearly(tmp_path: Path, postgres_url: str) -> None:
     with pytest.raises(ValueError, match="neither postgresql"):
         ReadModelStore("mysql://x")
     with pytest.raises(OperationalError, match="cannot prepare the read models"):
         ReadModelStore(str(tmp_path))  # a directory
-    nowhere = f"{POSTGRES}?options=-csearch_path%3Dt_{uuid.uuid4().hex[:12]}"  # a schema with no tables
+    nowhere = with_options(postgres_url, f"-csearch_path=t_{uuid.uuid4().hex[:12]}")  # a schema with no tables
     with pytest.raises(OperationalError, match="cannot read the read models"):
         ReadModelStore(nowhere, create=False)
     with pytest.raises(OperationalError, match="cannot prepare the read models"):
