@@ -347,7 +347,7 @@ def test_a_decision_on_the_fleet_as_the_views_lagged_is_re_checked_as_they_stood
         as_they_stood.run(until_position=ready)
     finally:
         app.close()
-    page_id = family_id("page", "wiki/p.md")
+    page_id = family_id("page", "p.md")  # the page wiki/p.md
     approve = ApprovePage(page="wiki/p.md", level=CanonLevel.CANONICAL, command_id="lagged")
     context = Context(actor="ada", now=_now(), command_id="lagged", actor_is_human=True, humans_configured=True,
                       members=tuple(as_they_stood.members()), as_of_position=ready)
