@@ -14,7 +14,7 @@ import hashlib
 import re
 
 from athenaeum.aggregates.family import Family, existing
-from athenaeum.aggregates.page_canon import age, approve, endorse, reassess, resolve
+from athenaeum.aggregates.page_canon import age, approve, endorse, reassess, require_none_pending, resolve
 from athenaeum.aggregates.page_state import Page, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
@@ -176,7 +176,8 @@ AUTHOR_LIFECYCLES = (Lifecycle.PROPOSAL, Lifecycle.WORKING, Lifecycle.ACCEPTED)
 
 
 def change_lifecycle(state: Page, command: ChangeLifecycle, context: Context) -> list[Event]:
-    """Authors own the lifecycle up to accepted; canon comes only from a human's approval."""
+    """Authors own the lifecycle up to accepted; canon comes only from a human's approval.
+    Accepted waits for every active agent to have looked at the current revision."""
     to = command.to
     if context.actor != state.author:
         raise ActorMismatch(f"only the author {state.author!r} moves {state.key!r} through its lifecycle", "actor")
@@ -187,6 +188,8 @@ def change_lifecycle(state: Page, command: ChangeLifecycle, context: Context) ->
     if to is state.lifecycle:
         raise Invalid(f"{state.key!r} is already {to.value}", "to")
     require_text(command.reason, "reason")
+    if to is Lifecycle.ACCEPTED:
+        require_none_pending(state, context)
     return [Stamp(state.id, state.version, context)(
         LifecycleChanged, from_=state.lifecycle, to=to, reason=command.reason
     )]

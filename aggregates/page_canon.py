@@ -52,6 +52,10 @@ class ConsensusIncomplete(RuleViolation):
     code = "consensus_incomplete"
 
 
+class ConsensusPending(RuleViolation):
+    code = "consensus_pending"
+
+
 def endorse(state: Page, command: EndorsePage, context: Context) -> list[Event]:
     """The fleet in the context says whether a soft-canonical page has become canonical, and
     whether the endorsement leaves the page ready for a human's approval."""
@@ -114,6 +118,17 @@ def approve(state: Page, command: ApprovePage, context: Context) -> list[Event]:
               active_agents=tuple(report.active_agents), as_of_position=context.as_of_position),
         stamp(LifecycleChanged, from_=state.lifecycle, to=target, reason=f"approved by {context.actor}"),
     ]
+
+
+def require_none_pending(state: Page, context: Context) -> None:
+    """An author's ``accepted`` holds only while no active agent is pending at the current rev
+    (the original audit's C4): whoever has not looked at this revision has not accepted it."""
+    report = consensus(state, context.members, context.now)
+    pending = [s.agent for s in report.standings if s.active and s.status == "pending"]
+    if pending:
+        raise ConsensusPending(
+            f"{state.key!r} cannot be accepted while {', '.join(pending)} "
+            f"{'is' if len(pending) == 1 else 'are'} pending at v{state.rev}", "to")
 
 
 def ready_for_approval(state: Page, members: Sequence[Member], now: datetime) -> bool:

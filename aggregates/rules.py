@@ -12,6 +12,7 @@ import msgspec
 
 from athenaeum.aggregates.context import Context
 from athenaeum.events import Event
+from athenaeum.events.page import beside_the_pages
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
 PAGE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
@@ -132,9 +133,12 @@ def require_slug(value: str, field: str) -> None:
 
 
 def require_page_path(value: str, field: str) -> None:
-    """A relative path of plain segments (``wiki/canon/rules.md``): no ``..``, no leading ``/``."""
+    """A relative path of plain segments inside ``wiki/`` (``canon/rules.md``): no ``..``, no
+    leading ``/``, and not where the wiki keeps its threads or its log."""
     if len(value) > PAGE_PATH_LIMIT or not PAGE_PATH.fullmatch(value):
         raise Invalid(f"{field}: {value!r} is not a page path (segments of letters, digits, '.', '_', '-')", field)
+    if (taken := beside_the_pages(value)) is not None:
+        raise Invalid(f"{field}: {value!r} is where the wiki keeps {taken}, not a page", field)
 
 
 DURATION = re.compile(r"([0-9]+)([smhd])")

@@ -1,6 +1,7 @@
 """Canon page events (PROTOCOLS.md section 4): revisions with per-revision endorsements.
 
-The aggregate id (``originator_id``) is the page path (``wiki/canon/rules.md``).
+The aggregate id (``originator_id``) is the page's path inside the wiki's folder, ``wiki/``
+(``canon/rules.md``, the file ``wiki/canon/rules.md``), where the original wiki tools look.
 """
 
 from __future__ import annotations
@@ -14,6 +15,25 @@ from athenaeum.events.base import Event
 
 
 SOFT_CANONICAL_AGING = timedelta(days=14)  # how long the missing third must have been waiting
+
+WIKI = "wiki/"  # the wiki's folder, from the repository's root: the pages live inside it
+# Inside it, what the wiki's tools keep beside the pages: no page may take their place.
+THREADS_FOLDER = "agents/dialogue"  # a folder per dialogue thread
+WIKI_LOG = "log.md"  # the log of the threads' entries
+
+
+def page_path(path: str) -> str:
+    """A page's id: its path inside ``wiki/``. A path given from the repository's root, with a
+    leading ``wiki/``, names the same page (``wiki/canon/rules.md`` is ``canon/rules.md``)."""
+    return path.removeprefix(WIKI)
+
+
+def beside_the_pages(path: str) -> str | None:
+    """What the wiki keeps at ``path`` (a page id) instead of a page, if anything."""
+    for reserved, what in ((THREADS_FOLDER, "the dialogue threads"), (WIKI_LOG, "the wiki's log")):
+        if path == reserved or path.startswith(f"{reserved}/"):
+            return what
+    return None
 
 
 class Scope(enum.Enum):

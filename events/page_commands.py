@@ -4,79 +4,83 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import msgspec
+
 from athenaeum.events.commands import Command
-from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope
+from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope, page_path
 
 
-class InitPage(Command, frozen=True):
+class OnPage(Command, frozen=True):
+    """A command on one page, named by its path inside ``wiki/`` or from the repository's root
+    (``wiki/canon/rules.md`` and ``canon/rules.md`` are one page): it carries the former, so
+    it reads the same whichever way it was named, here, in its signature and in the ledger."""
+
     page: str
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "page", page_path(self.page))
+
+
+class InitPage(OnPage, frozen=True):
     content: str
     scope: Scope = Scope.STRUCTURAL
     from_thread: str | None = None
 
 
-class ReadPage(Command, frozen=True):
-    page: str
+class ReadPage(OnPage, frozen=True):
     session_id: str
 
 
-class EndorsePage(Command, frozen=True):
+class EndorsePage(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
-    page: str
     status: Endorsing
     session_id: str
     rev: int | None = None  # when given, must be the current rev
 
 
-class EditPage(Command, frozen=True):
-    page: str
+class EditPage(OnPage, frozen=True):
     content: str
     significant: bool = False  # the editor may mark an edit significant; it may also be computed so
 
 
-class DisputePage(Command, frozen=True):
-    page: str
+class DisputePage(OnPage, frozen=True):
     section: str
     thread: str | None = None
 
 
-class ResolveDispute(Command, frozen=True):
+class ResolveDispute(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
-    page: str
     agent: str
     decision: str
     thread: str
 
 
-class ApprovePage(Command, frozen=True):
+class ApprovePage(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
-    page: str
     level: CanonLevel
 
 
-class AgePage(Command, frozen=True):
+class AgePage(OnPage, frozen=True):
     """Sent by the timer when a revision's 14 days are up."""
 
     reads_fleet: ClassVar[bool] = True
 
-    page: str
 
-
-class ReassessPage(Command, frozen=True):
+class ReassessPage(OnPage, frozen=True):
     """Sent by the timer when time alone may have changed a page's readiness for approval."""
 
     reads_fleet: ClassVar[bool] = True
 
-    page: str
 
+class ChangeLifecycle(OnPage, frozen=True):
+    """The author moves the page between proposal, working and accepted; canon is approved.
+    Accepted weighs the fleet: no active agent may be pending on the page."""
 
-class ChangeLifecycle(Command, frozen=True):
-    """The author moves the page between proposal, working and accepted; canon is approved."""
+    reads_fleet: ClassVar[bool] = True
 
-    page: str
     to: Lifecycle
     reason: str
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from athenaeum.events.commands import Command
+from athenaeum.events.page import page_path
 from athenaeum.events.thread import Axis, Vector
 
 
@@ -35,9 +38,12 @@ class CloseThread(Command, frozen=True):
     eval: Vector | None
     current: Vector  # Σ of every evaluation, this one included
     summary: str
-    pages: list[str]
+    pages: list[str]  # paths inside wiki/, or from the repository's root: one page either way
     patch_summary: str
     ref: int | None = None
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "pages", [page_path(page) for page in self.pages])
 
 
 class ReopenThread(Command, frozen=True):

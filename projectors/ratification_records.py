@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone
 
 from athenaeum.events import Event
 from athenaeum.events.ratification import (
@@ -24,7 +23,7 @@ from athenaeum.events.ratification import (
     VoteCast,
     VotesTallied,
 )
-from athenaeum.projectors.record_text import one_line
+from athenaeum.projectors.record_text import one_line, utc_text
 
 RECORDS = ("manifest", "decomposition", "ratified", "log")
 _PLAIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/@:+-]*$")
@@ -74,10 +73,6 @@ def _yaml(value: str) -> str:
     return value if _PLAIN.match(value) else json.dumps(value, ensure_ascii=False)
 
 
-def _time(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _manifest(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     lines = [
         f"topic: {_yaml(frozen.originator_id)}",
@@ -89,7 +84,7 @@ def _manifest(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         lines.append(f"supersedes: {_yaml(frozen.supersedes)}")
     lines.append("roster:")
     lines += [f"  - {_yaml(agent)}" for agent in frozen.roster]
-    lines += [f"expires_at: {_time(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {_status(events)}"]
+    lines += [f"expires_at: {utc_text(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {_status(events)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -155,7 +150,7 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         f"# Ratified: {frozen.originator_id}",
         "",
         f"**artifact_sha256:** {frozen.artifact_sha256}",
-        f"**Ratified:** {_time(ratified.timestamp)}",
+        f"**Ratified:** {utc_text(ratified.timestamp)}",
         f"**Mode:** {frozen.mode.value}",
         f"**Grain-gate:** {ratified.path}",
         f"**Supersedes:** {frozen.supersedes or 'none'}",
@@ -163,20 +158,25 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         "## Ratified atom-refs",
         "",
     ]
+    # The spans every signer signed: all of the artifact but what a dissent contests. Under
+    # rewrite-with-caveats the contested atoms are ratified too, each under its caveat below.
     decided = next((e.decision for e in reversed(events) if isinstance(e, HumanDecisionRecorded)), None)
-    if decided is HumanChoice.ACCEPT_SPLIT and atoms:
-        lines.append(f"- the whole artifact but its contested atoms, carved out: {', '.join(atoms)}")
+    if not atoms:
+        lines.append("- the whole artifact")
+    elif decided is HumanChoice.REWRITE_WITH_CAVEATS:
+        lines.append(f"- the whole artifact but its contested atoms, ratified under the caveats below: {', '.join(atoms)}")
     else:
-        lines += [f"- {atom_id}" for atom_id in ratified.ratified_atoms] or ["- the whole artifact"]
+        lines.append(f"- the whole artifact but its contested atoms, carved out: {', '.join(atoms)}")
     lines += ["", "## Signatures", "", "| Agent | Timestamp | artifact_sha256 |", "|---|---|---|"]
-    lines += [f"| {s.agent} | {_time(s.cast_at)} | {s.artifact_sha256} |" for s in ratified.signatures]
+    lines += [f"| {s.agent} | {utc_text(s.cast_at)} | {s.artifact_sha256} |" for s in ratified.signatures]
     lines += ["", "## Caveats", ""]
     for number, caveat in enumerate(ratified.caveats, start=1):
         atom = atoms.get(caveat.atom)
         check = " — ".join(f"{kind}: {one_line(value)}" for kind, value in
                            (("verifier", caveat.verifier), ("ticket", caveat.ticket)) if value)
-        about = f"{one_line(atom.objection)} (raised_by {atom.raised_by})" if atom else caveat.atom
-        lines.append(f"- C{number} — {caveat.atom}: {about} — {check}")
+        about = (f' §{one_line(atom.section)} "{one_line(atom.anchor)}": {one_line(atom.objection)} '
+                 f"(raised_by {atom.raised_by})" if atom else "")
+        lines.append(f"- C{number} — {caveat.atom}{about} — {check}")
     if not ratified.caveats:
         lines.append("- none")
     lines += ["", "## Abstentions", ""]
@@ -190,7 +190,7 @@ def _log_lines(events: Sequence[Event]) -> list[str]:
     tally: VotesTallied | None = None
 
     def line(event: Event, who: str, what: str, detail: str) -> None:
-        lines.append(f"[{_time(event.timestamp)}] {who} | {what}: {detail}\n")
+        lines.append(f"[{utc_text(event.timestamp)}] {who} | {what}: {detail}\n")
 
     def writer(event: Event) -> str:
         # What the tally makes follow (a decomposition, an all-SIGN ratification, a fast-mode
@@ -200,7 +200,7 @@ def _log_lines(events: Sequence[Event]) -> list[str]:
     for event in events:
         match event:
             case ArtifactFrozen():
-                line(event, event.initiator, "OPENED", f"roster {', '.join(event.roster)}; expires_at {_time(event.expires_at)}")
+                line(event, event.initiator, "OPENED", f"roster {', '.join(event.roster)}; expires_at {utc_text(event.expires_at)}")
             case VoteCast():
                 # Blind until the tally: the log says who voted, never how.
                 how = event.decision.value if tallied else "cast"

@@ -13,13 +13,27 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
-from athenaeum.events.ratification import ArtifactFrozen, HumanDecisionRecorded, VoteCast, VotesTallied
+from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
+from athenaeum.events.ratification import ArtifactFrozen
 from athenaeum.events.thread import EntryAppended, ThreadOpened
-from athenaeum.projectors import quorum_scratchpad, ratification_records, task_records, task_status, thread_status
-from athenaeum.projectors.yaml_text import dump
+from athenaeum.projectors import (
+    quorum_scratchpad,
+    ratification_records,
+    task_records,
+    task_status,
+    thread_status,
+    vote_records,
+)
+from athenaeum.projectors.record_text import one_line, utc_text
+from athenaeum.projectors.yaml_text import dump, scalar
 from athenaeum.services.audit.auditor import Audit
 from athenaeum.services.commands.handler import Activity
 from athenaeum.services.queries.pages import DIALOGUE, consensus_block
+
+# Where the original wiki tools look for everything: the pages, by their ids, and beside them
+# the dialogue threads and the log of their entries; a thread's files are episodic memory.
+WIKI_ROOT = Path(WIKI)
+EPISODIC = "tier: episodic\n"
 
 
 def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None) -> str:
@@ -39,27 +53,40 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
         if family == "ratification" and isinstance(events[0], ArtifactFrozen):
             files |= _ratification(out / ".athenaeum" / key, events)
         elif family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
-            # Where the original checker looks for threads, beside the wiki's log.
-            files |= _thread(out / "wiki" / "agents" / DIALOGUE / key, events,
+            names = _entry_names(events)
+            files |= _thread(out / WIKI_ROOT / THREADS_FOLDER / key, events, names,
                              audit.views.get((thread_status.VIEW, key), {}))
-            log_lines += [(e.timestamp, f"- {_time(e.timestamp)} {DIALOGUE}/{key}: entry {e.n:03d} "
+            log_lines += [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
                                         f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
         elif family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
             members = Activity(tuple(audit.members()), audit.last_position)
-            files[out / "pages" / key] = _page(state, members, now)
+            files[out / WIKI_ROOT / key] = _page(state, members, now)
         elif family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
             files[out / "fleet" / "quorum" / key] = _json(pad)
         elif family == "task" and (task := audit.views.get((task_status.VIEW, key))):
             files |= _task(out / "tasks" / key, task, events)
-    if log_lines:
-        files[out / "wiki" / "log.md"] = "# Log\n\n" + "".join(line + "\n" for _, line in sorted(log_lines))
-    root = out.resolve()
+    # The wiki's tools require its log, threads or not.
+    files[out / WIKI_ROOT / WIKI_LOG] = (f"---\n{EPISODIC}---\n\n# Log\n\nThe dialogue threads' entries, oldest first.\n\n"
+                                         + "".join(line + "\n" for _, line in sorted(log_lines)))
+    blocked = _write(out.resolve(), files)
+    unwritten = f" (not written, another page's file is in the way: {', '.join(blocked)})" if blocked else ""
+    return (f"{len(files) - len(blocked)} files{unwritten} for {len(audit.history)} aggregates "
+            f"as of position {audit.last_position}")
+
+
+def _write(root: Path, files: dict[Path, str]) -> list[str]:
+    """Write every file inside ``root``; those that could not be, because a page's path is
+    another page's folder (``a.md`` and ``a.md/b.md``)."""
+    blocked = []
     for path, text in files.items():
-        if not path.resolve().is_relative_to(root):
+        if not (resolved := path.resolve()).is_relative_to(root):
             continue  # a name from forged history that would lead outside: the audit reports that history
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode())
-    return f"{len(files)} files for {len(audit.history)} aggregates as of position {audit.last_position}"
+        try:
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+            resolved.write_bytes(text.encode())
+        except (FileExistsError, NotADirectoryError, IsADirectoryError):
+            blocked.append(str(resolved.relative_to(root)))
+    return blocked
 
 
 def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
@@ -71,35 +98,29 @@ def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
             files[folder / f"{record}.{'yaml' if record == 'manifest' else 'md'}"] = ratification_records.render(record, events)
         except ratification_records.NotRendered:
             continue  # not there yet at this point in history
-    # Votes are blind until the tally (PROTOCOLS.md section 1), and a vote file names its
-    # decision (FORMATS.md): until the tally there are none; the log says who voted.
-    tallied = any(isinstance(event, VotesTallied) for event in events)
-    for event in events:
-        if isinstance(event, VoteCast) and tallied:
-            vote: dict[str, Any] = {"agent": event.agent, "artifact_sha256": event.artifact_sha256,
-                                    "decision": event.decision.value, "timestamp": _time(event.timestamp)}
-            if event.dissent:
-                vote["dissent"] = msgspec.to_builtins(event.dissent)
-            files[folder / f"{event.agent}.vote.yaml"] = dump(vote)
-        elif isinstance(event, HumanDecisionRecorded):
-            files[folder / "human-decision.yaml"] = dump({
-                "topic": frozen.key, "decision": event.decision.value, "decided_at": _time(event.timestamp),
-                "notes": msgspec.to_builtins(event.notes)})
-    return files
+    return files | {folder / name: text for name, text in vote_records.files(frozen.key, events).items()}
 
 
-def _thread(folder: Path, events: list[Event], view: dict[str, Any]) -> dict[Path, str]:
+def _entry_names(events: list[Event]) -> dict[int, str]:
+    """``NNN-<author>.md`` by entry: numbers padded alike, so the files sort in their order."""
+    entries = [e for e in events if isinstance(e, EntryAppended)]
+    width = max([3, *(len(str(e.n)) for e in entries)])
+    return {e.n: f"{e.n:0{width}d}-{e.author}.md" for e in entries}
+
+
+def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict[str, Any]) -> dict[Path, str]:
     opened = events[0]
     assert isinstance(opened, ThreadOpened)
-    questions = "\n".join(f"- **{q['id']}**: {q['text']}" for q in view.get("open_questions", []))
-    thread_md = (f"---\nslug: {opened.key}\nopened_by: {opened.opened_by}\nopened_at: {_time(opened.timestamp)}\n---\n\n"
+    questions = "\n".join(f"- **{q['id']}**: {one_line(q['text'])}" for q in view.get("open_questions", []))
+    thread_md = (f"---\nslug: {opened.key}\nopened_by: {scalar(opened.opened_by)}\nopened_at: {utc_text(opened.timestamp)}\n"
+                 f"{EPISODIC}---\n\n"
                  f"## Context\n\n{opened.context.rstrip()}\n\n## Open Questions (OQ)\n\n{questions}\n")
     crystallization = view.get("crystallization") or {}
     meta = {
         "slug": opened.key,
         "status": view.get("status", "open"),
-        "created": _time(opened.timestamp),
-        "last_updated": _time(msgspec.convert(view.get("last_updated"), datetime)) if view else _time(opened.timestamp),
+        "created": utc_text(opened.timestamp),
+        "last_updated": utc_text(msgspec.convert(view.get("last_updated"), datetime)) if view else utc_text(opened.timestamp),
         "participants": view.get("participants", []),
         "topics": view.get("topics", []),
         "rolespace": {"target": msgspec.to_builtins(opened.target)},
@@ -107,13 +128,11 @@ def _thread(folder: Path, events: list[Event], view: dict[str, Any]) -> dict[Pat
                             "canon_pages": crystallization.get("canon_pages", [])},
     }
     files = {folder / "thread.md": thread_md, folder / "meta.yaml": dump(meta)}
-    names: dict[int, str] = {}
     for event in events:
         if isinstance(event, EntryAppended):
-            name = f"{event.n:03d}-{event.author}.md"
-            names[event.n] = name
+            name = names[event.n]
             front: dict[str, Any] = {"n": event.n, "type": event.kind.value, "author": event.author,
-                                     "ts": _time(event.timestamp)}
+                                     "ts": utc_text(event.timestamp)}
             if event.declared_axis:
                 front["declared_axis"] = event.declared_axis.value
             if event.last_eval:
@@ -125,7 +144,7 @@ def _thread(folder: Path, events: list[Event], view: dict[str, Any]) -> dict[Pat
                 front["proposed_crystallization"] = msgspec.to_builtins(event.proposed_crystallization)
             if event.reason:
                 front["reason"] = event.reason
-            files[folder / "entries" / name] = f"---\n{dump(front)}---\n\n{event.body.rstrip()}\n"
+            files[folder / "entries" / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
     return files
 
 
@@ -143,7 +162,3 @@ def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path,
 
 def _json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def _time(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -40,13 +40,16 @@ def consensus_block(page: Page, activity: Activity, now: datetime) -> str:
     """``rev``, ``lifecycle`` and ``consensus`` as in a structural page's front matter."""
     report: Consensus = consensus(page, activity.members, now)
     lines = [f"rev: v{page.rev}", f"lifecycle: {page.lifecycle.value}", "consensus:"]
+    # As the original writes a new page's block, the active agents are pending on it; an agent
+    # idle for 30 days that never looked at this revision is listed once it is active again.
+    listed = [s for s in report.standings if s.active or s.status != "pending"]
     # A JSON string is a valid YAML double-quoted scalar: quotes and newlines stay escaped.
-    lines += [f"  {s.agent}: {json.dumps(_entry(s), ensure_ascii=False)}" for s in report.standings]
+    lines += [f"  {s.agent}: {json.dumps(_entry(s), ensure_ascii=False)}" for s in listed]
     # A dispute blocks canon whoever raised it; one from outside the fleet's agents (a human, a
     # principal not registered) is listed too, or the block would not show what holds it back.
-    listed = {s.agent for s in report.standings}
+    members = {s.agent for s in report.standings}
     lines += [f"  {agent}: {json.dumps(_entry(_disputing(agent, e)), ensure_ascii=False)}"
-              for agent, e in sorted(page.endorsements.items()) if e.status == "disputed" and agent not in listed]
+              for agent, e in sorted(page.endorsements.items()) if e.status == "disputed" and agent not in members]
     return "\n".join(lines) + "\n"
 
 

@@ -7,6 +7,8 @@ from typing import Any
 
 import msgspec
 
+from athenaeum.events.page import page_path
+
 
 class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
     after: int | None = None
@@ -30,7 +32,10 @@ class ShowThread(Query, frozen=True):
 
 
 class ShowPage(Query, frozen=True):
-    page: str
+    page: str  # its path inside wiki/, or from the repository's root: one page either way
+
+    def __post_init__(self) -> None:
+        msgspec.structs.force_setattr(self, "page", page_path(self.page))
 
 
 class Check(Query, frozen=True):

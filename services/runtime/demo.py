@@ -32,7 +32,7 @@ HUMAN = "ada"
 ADR = "# ADR 12: one ledger\n\n## Decision\nEvery fleet decision is recorded in Athenaeum.\n"
 STYLE = "# Style rule\n\n## Naming\nModules are named after what they hold.\n\n## Size\nAt most 250 lines.\n"
 THREAD = "ledger-retention"
-PAGE = "wiki/canon/retention.md"
+PAGE = "canon/retention.md"  # the page wiki/canon/retention.md: its path inside wiki/
 
 
 async def run_demo(out: io.TextIOBase) -> None:

@@ -12,7 +12,7 @@ from athenaeum.aggregates.context import Member
 from athenaeum.aggregates.fleet import FAMILY as FLEET_FAMILY
 from athenaeum.aggregates.page import FAMILY
 from athenaeum.aggregates.page_consensus import consensus
-from athenaeum.events import Event
+from athenaeum.events import Event, family_id
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle
 from athenaeum.events.fleet_commands import AgeAgent, RegisterAgent
 from athenaeum.events.page_commands import (
@@ -29,7 +29,7 @@ from athenaeum.events.page_commands import (
 )
 from tests.aggregates.given import T0, at, decided, given
 
-PAGE = "wiki/canon/rules.md"
+PAGE = "canon/rules.md"  # the page wiki/canon/rules.md: its path inside wiki/
 CONTENT = "# Canon rules\n\n## Approval\n" + "".join(f"Rule {i}.\n" for i in range(1, 11))
 
 
@@ -116,6 +116,18 @@ class TestInitAndRead:
 
     def test_a_command_on_a_page_never_initialised_is_not_found(self) -> None:
         given(FAMILY).when(read("s1"), at(1, "bob")).then_rejects("not_found", "page")
+
+    def test_a_page_is_named_by_its_path_inside_the_wiki_with_or_without_wiki_first(self) -> None:
+        [event] = given(FAMILY).when(InitPage(page="wiki/canon/rules.md", content=CONTENT), at(0)).then(
+            "PageInitialized")
+        assert event.originator_id == family_id("page", "canon/rules.md")
+        given(FAMILY, [event]).when(InitPage(page="canon/rules.md", content="x"), at(1)).then_rejects("already_exists")
+        assert FAMILY.aggregate_of(ReadPage(page="canon/rules.md", session_id="s")) == event.originator_id
+
+    @pytest.mark.parametrize("path", ["agents/dialogue/t1/thread.md", "wiki/agents/dialogue/x.md", "log.md",
+                                      "wiki/log.md"])
+    def test_no_page_takes_the_place_of_the_wikis_threads_or_log(self, path: str) -> None:
+        given(FAMILY).when(InitPage(page=path, content="x"), at(0)).then_rejects("invalid", "page")
 
 
 class TestEndorsement:
@@ -223,6 +235,28 @@ class TestLifecycle:
         assert (moved.from_, moved.to) == (Lifecycle.WORKING, Lifecycle.ACCEPTED)
         given(FAMILY, initialized()).when(lifecycle(Lifecycle.ACCEPTED), at(1, "bob")).then_rejects("actor_mismatch")
         given(FAMILY, initialized()).when(lifecycle(Lifecycle.CANONICAL), at(1, "alice")).then_rejects("invalid", "to")
+
+    def test_accepted_waits_until_no_active_agent_is_pending_at_the_current_rev(self) -> None:
+        history = endorsed(initialized(), "bob")  # carol has not looked at it
+        refused = given(FAMILY, history).when(lifecycle(Lifecycle.ACCEPTED), at(2, "alice", members=FLEET))
+        assert "carol is pending at v1" in refused.then_rejects("consensus_pending", "to").message
+        history = endorsed(history, "carol", Endorsing.REVIEWED)
+        given(FAMILY, history).when(lifecycle(Lifecycle.ACCEPTED), at(2, "alice", members=FLEET)).then(
+            "LifecycleChanged")
+
+    def test_an_agent_idle_thirty_days_or_dormant_does_not_hold_accepted_back(self) -> None:
+        fleet = FLEET[:2] + members("carol", days_idle=30) + members("dave", days_idle=60)
+        given(FAMILY, endorsed(initialized(), "bob")).when(lifecycle(Lifecycle.ACCEPTED), at(0, "alice", members=fleet)
+                                                           ).then("LifecycleChanged")
+
+    def test_after_a_significant_revision_whoever_never_endorsed_it_is_pending_again(self) -> None:
+        history = endorsed(endorsed(initialized(), "bob"), "carol")
+        history += decided(FAMILY, history, edit("# Other\n"), at(3, "bob"))  # alice and carol stale, not pending
+        given(FAMILY, history).when(lifecycle(Lifecycle.ACCEPTED), at(4, "alice", members=FLEET)).then(
+            "LifecycleChanged")
+        newcomer = FLEET + (Member("erin", T0 + timedelta(hours=3), T0 + timedelta(hours=3)),)
+        given(FAMILY, history).when(lifecycle(Lifecycle.ACCEPTED), at(4, "alice", members=newcomer)).then_rejects(
+            "consensus_pending", "to")
 
 
 class TestCanon:

@@ -26,7 +26,7 @@ from tests.aggregates.given import at, decided, given
 SLUG = "canon-rules"
 TARGET = Vector(1.0, 1.0, 1.0)
 GOOD = Vector(0.5, 0.5, 0.5)
-RULES_PAGE = "wiki/canon/rules.md"
+RULES_PAGE = "canon/rules.md"  # the page wiki/canon/rules.md: its path inside wiki/
 
 
 def open_(slug: str = SLUG, target: Vector = TARGET, body: str = "b", **fields: object) -> OpenThread:
@@ -150,6 +150,14 @@ class TestClosure:
                                          ("pages", ["../etc"], "pages"), ("patch_summary", "", "patch_summary")]:
             given(FAMILY, history).when(close(**{field: value}), at(5, "carol")).then_rejects("invalid", code_field)
 
+    def test_a_closure_names_pages_inside_the_wiki_with_or_without_wiki_first(self) -> None:
+        history = contributed(opened(), "bob")
+        [entry] = given(FAMILY, history).when(close(pages=["wiki/canon/a.md", "b.md"]), at(5, "carol")).then(
+            "EntryAppended")
+        assert entry.proposed_crystallization.canon_pages == ("canon/a.md", "b.md")
+        for pages in (["wiki/a.md", "a.md"], ["wiki/log.md"], ["agents/dialogue/other/thread.md"]):
+            given(FAMILY, history).when(close(pages=pages), at(5, "carol")).then_rejects("invalid", "pages")
+
     def test_nothing_is_appended_after_a_closure(self) -> None:
         history = closed(contributed(opened(), "bob"))
         given(FAMILY, history).when(contribute(), at(10, "bob")).then_rejects("thread_closed")
@@ -213,7 +221,7 @@ class TestHumanDecision:
 
 
 class TestCrystallization:
-    NEW_PAGE = "wiki/canon/new-rule.md"
+    NEW_PAGE = "canon/new-rule.md"
 
     def test_a_recognition_reads_the_closure_pages_and_nothing_else(self) -> None:
         history = closed(contributed(opened(), "bob"), pages=(RULES_PAGE, self.NEW_PAGE))

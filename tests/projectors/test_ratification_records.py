@@ -72,6 +72,21 @@ def test_accept_split_ratifies_all_but_the_contested_atoms() -> None:
     assert "- the whole artifact but its contested atoms, carved out: A1, A2\n" in render("ratified", history)
 
 
+def test_rewrite_with_caveats_ratifies_as_signed_what_every_signer_signed_and_the_contested_atoms_as_caveats() -> None:
+    history = decomposed()
+    caveats = (Caveat(atom="A1", verifier="make scope"), Caveat(atom="A2", ticket="OPS-9"))
+    history += decided(FAMILY, history, human(HumanChoice.REWRITE_WITH_CAVEATS, caveats=caveats), at(5, "ada"))
+    refs = render("ratified", history).split("## Ratified atom-refs\n\n", 1)[1].split("\n\n", 1)[0]
+    assert refs == "- the whole artifact but its contested atoms, ratified under the caveats below: A1, A2"
+
+
+def test_all_sign_ratifies_the_whole_artifact() -> None:
+    history = frozen()
+    for hours, agent in enumerate(("alice", "bob", "carol"), start=1):
+        history += decided(FAMILY, history, vote(Decision.SIGN), at(hours, agent))
+    assert "## Ratified atom-refs\n\n- the whole artifact\n" in render("ratified", history)
+
+
 def test_ratified_records_the_path_signatures_and_caveats() -> None:
     history = decomposed()
     caveats = (Caveat(atom="A1", verifier="make scope", ticket="OPS-8"), Caveat(atom="A2", ticket="OPS-9"))
@@ -80,8 +95,8 @@ def test_ratified_records_the_path_signatures_and_caveats() -> None:
     text = render("ratified", history)
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in text
     assert f"| alice | 2026-11-30T10:00:00Z | {SHA} |" in text
-    assert "- C1 — A1: too broad (raised_by bob) — verifier: make scope — ticket: OPS-8" in text
-    assert "- C2 — A2: no retention (raised_by bob) — ticket: OPS-9" in text
+    assert '- C1 — A1 §Scope "All agents": too broad (raised_by bob) — verifier: make scope — ticket: OPS-8' in text
+    assert '- C2 — A2 §Logs "All agents": no retention (raised_by bob) — ticket: OPS-9' in text
     assert render("ratified", history) == text  # byte-stable
 
 

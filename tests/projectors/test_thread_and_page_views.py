@@ -20,7 +20,7 @@ from tests.aggregates.given import T0, at, decided
 from tests.aggregates.test_thread import closed, contributed, opened
 from tests.projectors.test_ratification_views import items, views
 
-A = "wiki/a.md"
+A = "a.md"  # the page wiki/a.md
 INIT = InitPage(page=A, content="# A\n")
 
 

@@ -215,8 +215,8 @@ def test_the_demo_shows_ratifications_a_quorum_and_a_page_becoming_canon(tmp_pat
     assert "accepted (threshold-reached): ACK claude-code, gemini; NACK codex" in done.stdout
     assert "**Grain-gate:** human-decision: rewrite-with-caveats" in done.stdout
     assert "CONVERGE: human-decision: rewrite-with-caveats" in done.stdout
-    assert "- proposed_crystallization: wiki/canon/retention.md: The retention rule" in done.stdout
-    consensus = done.stdout.split("===== wiki/canon/retention.md: consensus =====\n")[1].splitlines()
+    assert "- proposed_crystallization: canon/retention.md: The retention rule" in done.stdout
+    consensus = done.stdout.split("===== canon/retention.md: consensus =====\n")[1].splitlines()
     assert consensus[:3] == ["rev: v1", "lifecycle: canonical", "consensus:"]
     assert consensus[4].startswith('  codex: "contributed | ')
 

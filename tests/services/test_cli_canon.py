@@ -7,7 +7,8 @@ from pathlib import Path
 
 from tests.services.conftest import Served
 
-PAGE = "wiki/canon/rules.md"
+PAGE = "wiki/canon/rules.md"  # named from the repository's root; its id is its path inside wiki/
+PAGE_ID = "canon/rules.md"
 
 
 def ok(served: Served, *args: str, actor: str) -> dict:
@@ -85,19 +86,19 @@ def test_a_discussion_becomes_canon(served: Served, tmp_path: Path) -> None:
     # Agents read and endorse; an edit stales them; they re-read and re-endorse; a human approves.
     page = ok(served, "page", "show", PAGE, "--after", str(recognized["position"]), actor="bob")
     assert page["consensus"]["alice"]["status"] == "contributed" and page["consensus"]["bob"]["status"] == "pending"
-    assert check(served, "bob", recognized["position"]) == [("page", PAGE, "review")]
+    assert check(served, "bob", recognized["position"]) == [("page", PAGE_ID, "review")]
     assert refused(served, "page", "endorse", PAGE, "--status", "accepted", "--session", "s1", actor="bob") == (
         "not_read_in_session")
     for agent in ("bob", "carol"):
         ok(served, "page", "read", PAGE, "--session", "s1", actor=agent)
-        assert ("page", PAGE, "approve") not in check(served, "ada", recognized["position"])
+        assert ("page", PAGE_ID, "approve") not in check(served, "ada", recognized["position"])
         endorsed = ok(served, "page", "endorse", PAGE, "--status", "accepted", "--session", "s1", actor=agent)
-    assert check(served, "ada", endorsed["position"]) == [("page", PAGE, "approve")]  # ready now, no waiting
+    assert check(served, "ada", endorsed["position"]) == [("page", PAGE_ID, "approve")]  # ready now, no waiting
     new = tmp_path / "rules.md"
     new.write_text("# rules\n\nA page rewritten from the top.\n")
     edited = ok(served, "page", "edit", PAGE, "--file", str(new), actor="carol")
     assert [e["type"] for e in edited["events"]] == ["PageRevised", "EndorsementStaled", "EndorsementStaled"]
-    assert check(served, "bob", edited["position"]) == [("page", PAGE, "review")]
+    assert check(served, "bob", edited["position"]) == [("page", PAGE_ID, "review")]
     assert refused(served, "page", "approve", PAGE, "--level", "canonical", actor="ada") == "consensus_incomplete"
     assert refused(served, "page", "endorse", PAGE, "--status", "accepted", "--session", "s1", actor="bob") == (
         "not_read_in_session")
@@ -122,17 +123,21 @@ def test_a_dispute_waits_for_a_human_registered_as_one(served: Served, tmp_path:
     ok(served, "page", "init", "wiki/p.md", "--file", str(text), actor="alice")
     assert refused(served, "page", "lifecycle", "wiki/p.md", "--to", "accepted", "--reason", "r", actor="bob") == (
         "actor_mismatch")
+    assert refused(served, "page", "lifecycle", "wiki/p.md", "--to", "accepted", "--reason", "r", actor="alice") == (
+        "consensus_pending")  # bob has not looked at it
+    ok(served, "page", "read", "wiki/p.md", "--session", "s1", actor="bob")
+    ok(served, "page", "endorse", "p.md", "--status", "reviewed", "--session", "s1", actor="bob")
     moved = ok(served, "page", "lifecycle", "wiki/p.md", "--to", "accepted", "--reason", "ready", actor="alice")
     assert ok(served, "page", "show", "wiki/p.md", "--after", str(moved["position"]), actor="bob")["lifecycle"] == (
         "accepted")
     assert refused(served, "page", "dispute", "wiki/p.md", "--section", " ", actor="bob") == "invalid"
     disputed = ok(served, "page", "dispute", "wiki/p.md", "--section", "One claim", "--thread", "p-claims", actor="bob")
-    assert check(served, "hana", disputed["position"]) == [("page", "wiki/p.md", "resolve")]
+    assert check(served, "hana", disputed["position"]) == [("page", "p.md", "resolve")]
     block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="hana").stdout
     assert '  bob: "disputed | section: One claim | thread: dialogue/p-claims | ' in block
     resolved = ok(served, "page", "resolve", "wiki/p.md", "--agent", "bob", "--decision", "keep it",
                   "--thread", "p-claims", actor="hana")
     # Resolved, and the author contributed: every agent stands behind the page, so it can be approved.
-    assert check(served, "hana", resolved["position"]) == [("page", "wiki/p.md", "approve")]
+    assert check(served, "hana", resolved["position"]) == [("page", "p.md", "approve")]
     block = served.run("page", "show", "wiki/p.md", "--render", "consensus", actor="hana").stdout
     assert '  bob: "accepted (user decision: dialogue/p-claims#' in block

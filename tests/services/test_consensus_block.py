@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import yaml
 
 from athenaeum.aggregates.context import Member
@@ -22,3 +24,13 @@ def test_the_consensus_block_is_yaml_even_with_quotes_and_newlines() -> None:
     page += decided(FAMILY, page, DisputePage(page="wiki/a.md", section="§2"), at(3, "ada"))
     block = yaml.safe_load(consensus_block(FAMILY.project(None, page), Activity(members, 4), T0))
     assert block["consensus"]["ada"].startswith("disputed | section: §2 | ")
+
+
+def test_the_active_agents_are_pending_and_one_idle_thirty_days_is_listed_only_with_a_standing() -> None:
+    page = decided(FAMILY, [], InitPage(page="a.md", content="# A\n"), at(1, "alice"))
+    now = T0 + timedelta(days=40)
+    members = (Member("alice", T0, now), Member("bob", T0, now), Member("carol", T0, T0),
+               Member("dave", T0 - timedelta(days=70), T0 - timedelta(days=70)))
+    block = yaml.safe_load(consensus_block(FAMILY.project(None, page), Activity(members, 3), now))
+    assert block["consensus"] == {"alice": "contributed | 2026-11-30 | rev: v1", "bob": "pending | rev: v1",
+                                  "dave": "dormant | rev: v1"}  # carol, idle since T0, never looked at it

@@ -54,12 +54,12 @@ def test_fourteen_days_on_make_soft_canonical_an_approval_for_the_humans(tmp_pat
     home = tmp_path / "home"
     then = served_with(home, "-15d")
     a_page_two_of_three_accept(then, tmp_path)
-    assert check(then, "ada") == [] and check(then, "carol") == [("page", "wiki/rules.md", "review")]
+    assert check(then, "ada") == [] and check(then, "carol") == [("page", "rules.md", "review")]
     then.stop()
     now = served_with(home, None)
     try:
         waiting = until(lambda: check(now, "ada"), lambda items: bool(items))
-        assert waiting == [("page", "wiki/rules.md", "approve")]
+        assert waiting == [("page", "rules.md", "approve")]
         approved = now.run("page", "approve", "wiki/rules.md", "--level", "soft-canonical", "--json", actor="ada")
         assert approved.returncode == 0, approved.stdout
         position = json.loads(approved.stdout)["position"]
@@ -84,7 +84,7 @@ def test_sixty_idle_days_make_an_agent_dormant_and_nothing_is_asked_of_it(tmp_pa
         back = now.run("page", "read", "wiki/rules.md", "--session", "t", "--json", actor="carol")
         position = json.loads(back.stdout)["position"]
         returned = json.loads(now.run("check", "--after", str(position), "--json", actor="carol").stdout)["items"]
-        assert [(i["id"], i["action"]) for i in returned] == [("wiki/rules.md", "review")]
+        assert [(i["id"], i["action"]) for i in returned] == [("rules.md", "review")]
     finally:
         now.stop()
 
@@ -107,7 +107,7 @@ def test_a_newcomers_fourteen_days_make_a_page_ready_and_the_humans_are_asked(tm
         now.stop()
     later = served_with(home, "5d")
     try:
-        assert until(lambda: check(later, "ada"), lambda items: bool(items)) == [("page", "wiki/rules.md", "approve")]
+        assert until(lambda: check(later, "ada"), lambda items: bool(items)) == [("page", "rules.md", "approve")]
         audit = json.loads(later.run("audit", "--humans", "ada", "--json").stdout)
         assert audit["summary"]["HARD"] == 0, audit["findings"]
     finally:
