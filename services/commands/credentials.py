@@ -53,7 +53,9 @@ SERVICE = Credential(service=True)
 def signed(pair: nkeys.KeyPair, ledger_id: str, command: Command, actor: str, at: datetime | None = None) -> Credential:
     """``command`` as ``actor`` signs it with its key ``pair`` for the ledger ``ledger_id``."""
     at = at or datetime.now(timezone.utc)
-    message = signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, _encoder.encode(command))
+    # As the service will read it: a float field given an int (Vector(1, 1, 1)) is 1.0 there.
+    canonical = _encoder.encode(msgspec.json.decode(_encoder.encode(command), type=type(command)))
+    message = signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, canonical)
     return Credential(signature=sign(pair, message), signed_at=at)
 
 

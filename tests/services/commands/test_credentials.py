@@ -14,6 +14,8 @@ from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.fleet_commands import RegisterAgent, RevokeAgent, RotateKey
 from athenaeum.events.quorum_commands import ProposeQuorum
 from athenaeum.events.ratification_commands import InitRatification
+from athenaeum.events.thread import Vector
+from athenaeum.events.thread_commands import OpenThread
 from athenaeum.services.commands import credentials
 from athenaeum.services.commands.credentials import SERVICE, TIMER_ACTOR, Credential
 from athenaeum.services.commands.handler import CommandHandler
@@ -184,3 +186,11 @@ async def test_a_signed_command_the_service_completed_is_answered_again_on_its_r
     assert first.ok and again == first
     applied = await store.applied(CommandKey("alice", msgspec.json.decode(first.events)[0]["originator_id"], "p-1"))
     assert applied.record.proof.command == msgspec.json.encode(propose).decode()
+
+
+async def test_a_command_signed_as_built_verifies_as_the_service_reads_it() -> None:
+    """Ints where the command has floats are signed as the floats the service decodes."""
+    handler, store = await fleet()
+    opened = OpenThread(slug="t-1", context="c", target=Vector(1, 1, 1), body="b", command_id="open-t-1")
+    received = msgspec.json.decode(msgspec.json.encode(opened), type=OpenThread)  # as it arrives over the wire
+    assert (await handler.send(received, "alice", signed(store, ALICE, opened, "alice"))).ok
