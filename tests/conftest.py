@@ -4,8 +4,10 @@ PostgreSQL (see ``tests.postgres``)."""
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -26,8 +28,10 @@ def nats_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[NatsClust
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with test_postgres(tmp_path_factory.mktemp("postgres")) as url:
+def postgres_url() -> Iterator[str]:
+    # Not under pytest's own temp dirs: a pytest session starting meanwhile on the same machine
+    # removes all but the newest three of those, a running server's data dir with them.
+    with tempfile.TemporaryDirectory(prefix="athenaeum-test-postgres-") as directory, test_postgres(Path(directory)) as url:
         yield url
 
 

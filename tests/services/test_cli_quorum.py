@@ -98,8 +98,10 @@ def test_the_coordinator_overrides_an_open_proposal(served: Served) -> None:
 
 
 def test_a_proposal_expires_by_a_real_schedule(served: Served) -> None:
-    pid = propose(served, "--electorate", "bob,carol", "--threshold", "2", "--deadline-in", "2s")["proposal_id"]
-    vote(served, pid, "bob")
+    for agent in ("alice", "bob", "carol"):  # registered first: within the window bob only votes
+        served.enrol(agent)
+    pid = propose(served, "--electorate", "bob,carol", "--threshold", "2", "--deadline-in", "4s")["proposal_id"]
+    assert vote(served, pid, "bob")["ok"]
     shown = until(lambda: show(served, pid), lambda shown: shown["status"] != "open")
     assert (shown["status"], shown["acks"]) == ("expired", ["bob"])
     checked = json.loads(served.run("check", "--json", actor="carol").stdout)

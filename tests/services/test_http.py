@@ -179,7 +179,7 @@ def test_the_openapi_document_gives_each_answers_body(http: httpx.Client) -> Non
     claim = document["paths"]["/tasks/{task_id}/claim"]["post"]["parameters"]
     assert {"X-Agent-Name", "X-Project-Id", "Idempotency-Key"} <= {p["name"] for p in claim}
     error = document["components"]["schemas"]["ErrorBody"]
-    assert set(error["properties"]) == {"code", "message", "field"}
+    assert set(error["properties"]) == {"code", "message", "field", "command_id"}
 
 
 def test_an_arbitrators_whole_session(http: httpx.Client) -> None:
