@@ -100,7 +100,8 @@ def _point(text: str | None) -> int | datetime | None:
 
 @contextmanager
 def _ledger(url: str | None, data_dir: Path) -> Iterator[AthenaeumApplication]:
-    env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url or "nats://127.0.0.1:4222",
+    assert url is not None, "every verb but verify-export is given the deployment's URL"
+    env = {"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": url,
            "ATHENAEUM_CREATE_STREAM": "n"}  # an auditor reads the ledger, and writes nothing
     # As the auditor the embedded server admits, unless $ATHENAEUM_NATS_KEY names another.
     if not os.environ.get("ATHENAEUM_NATS_KEY") and (key := auditor_key(data_dir / "nats")) is not None:

@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     data_dir_option = argparse.ArgumentParser(add_help=False)
     data_dir_option.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
     common = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
-    common.add_argument("--nats", help="NATS URL (default: the running serve's, else $ATHENAEUM_NATS_URL, "
-                                       "else nats://127.0.0.1:4222)")
+    common.add_argument("--nats", help="NATS URL of the deployment (default: the serve running on --data-dir, "
+                                       "else $ATHENAEUM_NATS, else the serve running on $ATHENAEUM_HOME or the default "
+                                       "data dir)")
     common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"),
                         help="who acts ($ATHENAEUM_AGENT); signs with <data-dir>/keys/NAME.nk when it exists")
     common.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
@@ -129,6 +130,7 @@ def _main(argv: list[str] | None) -> int:
     if args.family == "schema":
         print(msgspec.json.encode(schema()).decode())
         return DONE
+    args.data_dir_given = getattr(args, "data_dir", None) is not None
     data_dir = args.data_dir = getattr(args, "data_dir", None) or default_data_dir()
     if args.family == "key":
         try:
@@ -179,10 +181,13 @@ def _main(argv: list[str] | None) -> int:
             print(f"athenaeum: {error}", file=sys.stderr)
             return UNREACHABLE
         return DONE
-    url = getattr(args, "nats", None) or running_url(data_dir) or os.environ.get("ATHENAEUM_NATS_URL")
     if args.family in cli_audit.NAMES:
         try:
+            url = None if args.family == "verify-export" else service_url(args, data_dir)
             return cli_audit.run(args, url, data_dir)
+        except ServiceNotFound as error:
+            print(f"athenaeum: {error}", file=sys.stderr)
+            return UNREACHABLE
         except UsageError as error:
             print(f"athenaeum: {error}", file=sys.stderr)
             return USAGE
@@ -203,10 +208,13 @@ def _main(argv: list[str] | None) -> int:
         # Queries too: a server that authenticates admits only the roster's keys, and the
         # embedded one its auditor's, whose key reads for whoever names nobody.
         seed = _seed(args, data_dir) if args.key or args.actor else auditor_key(data_dir / "nats")
+        url = service_url(args, data_dir)
     except UsageError as error:
         print(f"athenaeum: {error}", file=sys.stderr)
         return USAGE
-    url = url or "nats://127.0.0.1:4222"
+    except ServiceNotFound as error:
+        print(f"athenaeum: {error}", file=sys.stderr)
+        return UNREACHABLE
     try:
         with SyncClient(url, args.actor or "", seed=seed) as client:
             if query is not None:
@@ -222,6 +230,25 @@ def _main(argv: list[str] | None) -> int:
         if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
     return DONE if reply.ok else REJECTED
+
+
+class ServiceNotFound(LookupError):
+    """No deployment was named and no serve runs where the CLI looked; exit code 3."""
+
+
+def service_url(args: argparse.Namespace, data_dir: Path) -> str:
+    """The NATS URL of the deployment to talk to: ``--nats``, the serve running on an explicit
+    ``--data-dir``, ``$ATHENAEUM_NATS``, or the serve running on ``$ATHENAEUM_HOME`` or the
+    default data dir. Never a port nobody named: another server may well answer there."""
+    explicit_dir = getattr(args, "data_dir_given", False)
+    named = getattr(args, "nats", None) or (explicit_dir and running_url(data_dir))
+    named = named or os.environ.get("ATHENAEUM_NATS") or os.environ.get("ATHENAEUM_NATS_URL") or running_url(data_dir)
+    if named:
+        return named
+    raise ServiceNotFound(
+        f"no Athenaeum to talk to: no serve runs on {data_dir} (no {data_dir / 'serve.json'}), and neither --nats nor "
+        "$ATHENAEUM_NATS names one. Start one with 'athenaeum serve' (--data-dir or $ATHENAEUM_HOME for another "
+        "place), or name a deployment with --nats URL")
 
 
 def _seed(args: argparse.Namespace, data_dir: Path) -> KeyPair | None:

@@ -316,3 +316,22 @@ def test_a_client_carries_on_through_the_loss_of_its_cluster_node(nats_cluster, 
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_with_no_serve_and_no_url_the_cli_says_where_it_looked_and_tries_no_port(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")} | {"ATHENAEUM_HOME": str(tmp_path)}
+    for verb in (("check", "--as", "alice"), ("ratify", "show", "adr-1"), ("audit",), ("export",)):
+        done = subprocess.run([*ATHENAEUM, *verb], capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 3, (verb, done.stderr)
+        assert str(tmp_path / "serve.json") in done.stderr and "athenaeum serve" in done.stderr and "--nats" in done.stderr
+        assert "4222" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_deployment_is_found_through_athenaeum_nats_too(served: Served, tmp_path: Path) -> None:
+    served.run("ratify", "init", "adr-6", "--roster", "alice", "--text", TEXT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")}
+    env |= {"ATHENAEUM_HOME": str(tmp_path / "elsewhere"), "ATHENAEUM_NATS": served.url}
+    key = served.data_dir / "nats" / "auditor.nk"
+    shown = subprocess.run([*ATHENAEUM, "ratify", "show", "adr-6", "--json", "--key", str(key), "--as", "alice"],
+                           capture_output=True, text=True, timeout=60, env=env)
+    assert shown.returncode == 0, shown.stderr
