@@ -19,12 +19,11 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from eventsourcing.persistence import StoredEvent
 
-from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
+from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Member
 from athenaeum.aggregates.families import fold_of
-from athenaeum.events import Event, UnknownEventTag, family_of_id, natural_key
+from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.commands import CommandRecord
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
@@ -38,7 +37,7 @@ from athenaeum.services.audit.proofs import Signatures, proof_problem
 from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
 from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.commands.handler import utc_now
-from athenaeum.services.jetstream.entries import Entry
+from athenaeum.services.jetstream.entries import Entry, Unreadable
 from athenaeum.services.views.read_models import ReadModelStore
 
 READ_BATCH = 1000
@@ -162,26 +161,10 @@ class Audit:
             self._hard("unknown_subject", entry, f"a message on {entry.subject}, which no part of the ledger uses")
 
     def _decoded(self, entry: Entry) -> Event | None:
-        originator = entry.originator()
-        if originator is None or entry.topic is None:
-            self._hard("unknown_tag", entry, "an event subject's message without a tag or version the store writes")
-            return None
         try:
-            event = self.app.mapper.to_domain_event(StoredEvent(originator[0], originator[1], entry.topic, entry.payload))
-        except UnknownEventTag as unknown:
-            self._hard("unknown_tag", entry, f"no event declares the tag {unknown.tag!r}")
-            return None
-        except MapperDeserialisationError as error:
-            self._hard("undecodable", entry, str(error))
-            return None
-        if (event.originator_id, event.originator_version) != originator:
-            # The store reads an aggregate by its subject and version header: an event whose own
-            # say differs would count where the store puts it, not where it says.
-            self._hard("misplaced_event", entry, f"an event of {event.originator_id!r} version "
-                       f"{event.originator_version} stored as version {originator[1]} of {originator[0]!r}")
-            return None
-        if event.timestamp.tzinfo is None:
-            self._hard("undecodable", entry, "an event whose time has no time zone")
+            event = entry.event(self.app.mapper)
+        except Unreadable as unreadable:
+            self._hard(unreadable.code, entry, unreadable.message)
             return None
         self._check_version(entry, event)
         return event
