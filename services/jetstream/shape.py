@@ -65,8 +65,8 @@ def inspect(expected: dict[str, object], info: dict, keeps_history: bool) -> Ins
     if keeps_history and (lost := _lost(state)):
         limits = ", ".join(f"{limit} {existing[limit]}" for limit in LIMITS
                            if existing.get(limit, LIMITS[limit]) != LIMITS[limit])
-        drift.append(f"stream {name} holds {state.get('messages', 0)} of the {state['last_seq']} messages written to it: "
-                     f"{lost} are gone{f' (dropped by {limits})' if limits else ''}, and history cannot be made "
+        drift.append(f"stream {name} holds {state.get('messages', 0)} of the {state['last_seq']} messages written to it "
+                     f"({lost} gone{f', dropped by {limits}' if limits else ''}), and history cannot be made "
                      "again from what is left: restore the stream from a backup")
     return Inspection(repairs, drift, existing | changes if changes else None)
 

@@ -44,8 +44,8 @@ class Summarized(NamedTuple):
         return {EVENT_SEQUENCE: str(self.seq), EVENT_SHA256: self.sha256}
 
 
-def digest(event: Stored) -> str:
-    return hashlib.sha256(event.payload).hexdigest()
+def digest(payload: bytes) -> str:
+    return hashlib.sha256(payload).hexdigest()
 
 
 async def summarized(events: StreamLog, snapshot: StoredEvent) -> Summarized:
@@ -59,7 +59,7 @@ async def summarized(events: StreamLog, snapshot: StoredEvent) -> Summarized:
     if event is None:
         raise ProgrammingError(f"no version {version} of {snapshot.originator_id!r} in {events.stream} "
                                "to take a snapshot of")
-    return Summarized(event.seq, digest(event))
+    return Summarized(event.seq, digest(event.payload))
 
 
 async def _event_at(events: StreamLog, originator_id: UUID | str, version: int) -> Stored | None:
@@ -77,7 +77,7 @@ async def mismatch(events: StreamLog, originator_id: UUID | str, snapshot: Store
     if event is None:
         return f"the event stream holds nothing at {said.seq}"
     return _mismatch(events, originator_id, int(snapshot.headers.get(VERSION, 0)), event) or (
-        None if digest(event) == said.sha256 else f"the event at {said.seq} is not the one it was taken of")
+        None if digest(event.payload) == said.sha256 else f"the event at {said.seq} is not the one it was taken of")
 
 
 def _mismatch(events: StreamLog, originator_id: UUID | str, version: int, event: Stored) -> str | None:

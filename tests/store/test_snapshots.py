@@ -54,7 +54,7 @@ def test_a_snapshot_records_the_sequence_and_digest_of_the_event_it_summarizes(a
     events = app.factory.connection.run(app.recorder.log.history(COUNTER))  # type: ignore[attr-defined]
     second = events[1]
     assert message.headers[EVENT_SEQUENCE] == str(second.seq)
-    assert message.headers[EVENT_SHA256] == digest(second)
+    assert message.headers[EVENT_SHA256] == digest(second.payload)
     assert app.repository.get(COUNTER, projector_func=fold(evolve)).total == 7
 
 
