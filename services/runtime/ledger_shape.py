@@ -101,13 +101,18 @@ class LedgerGuard:
             except StreamDrift as drift:
                 raise LedgerDrift(str(drift)) from None
 
-    async def watch(self, stop: asyncio.Event) -> None:
-        """Check again whenever NATS announces a change to one of the streams, and every
-        ``CHECK_EVERY`` seconds; on drift, say it, keep it in ``drift`` and set ``stop``."""
+    async def watch(self, stop: asyncio.Event) -> asyncio.Task[None]:
+        """From now on, check again whenever NATS announces a change to one of the streams, and
+        every ``CHECK_EVERY`` seconds; on drift, say it, keep it in ``drift`` and set ``stop``."""
         nc = self.client.nc
         for what in ADVISORIES:
             for config, _ in self.expected:
                 await nc.subscribe(f"$JS.EVENT.ADVISORY.STREAM.{what}.{config['name']}", cb=self._announced)
+        await nc.flush()  # announced from here on
+        self._changed.set()  # and whatever changed since the check at start: looked at once now
+        return asyncio.create_task(self._watching(stop))
+
+    async def _watching(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             with contextlib.suppress(asyncio.TimeoutError):  # a period, or an announcement
                 await asyncio.wait_for(self._changed.wait(), CHECK_EVERY)

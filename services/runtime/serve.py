@@ -170,14 +170,14 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             http = await HttpServer(nc, options.http, options.trust_agent_header).start()
             stack.push_async_callback(http.stop)
             urls["http"] = http.url
+        watching = await guard.watch(stop)  # before it says it is ready: no change goes unannounced
+        stack.callback(watching.cancel)
         serve_file = options.data_dir / SERVE_FILE
         serve_file.write_text(json.dumps(urls | {"pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)
         print("athenaeum ready " + " ".join(f"{name}={value}" for name, value in urls.items()), flush=True)
         if ready is not None:
             ready.set()
-        watching = asyncio.create_task(guard.watch(stop))
-        stack.callback(watching.cancel)
         await stop.wait()
         if guard.drift is not None:
             raise LedgerDrift(guard.drift)

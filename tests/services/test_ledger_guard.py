@@ -30,6 +30,7 @@ from athenaeum.services.jetstream.positions import VERSION
 from athenaeum.services.runtime.ledger_shape import LedgerDrift, LedgerGuard
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.serve import ServeOptions, embedded_server
+from athenaeum.services.views.bucket import bucket_of
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 from tests.services.conftest import ATHENAEUM, Served, until
@@ -48,17 +49,17 @@ def some_history(served: Served) -> None:
     assert served.run("quorum", "ack", "0A1B2C3D", actor="alice").returncode == 0
 
 
-def as_operator(url: str, key: Path, change: str, **config: object) -> dict:
-    """``change`` the ledger's stream as ``nats stream edit|seal|rm`` would; its information after."""
+def as_operator(url: str, key: Path, change: str, stream: str = STREAM, **config: object) -> dict:
+    """``change`` a stream as ``nats stream edit|seal|rm`` would; its information after."""
 
     async def act() -> dict:
         nc = await nats.connect(url, nkeys_seed=str(key))
         try:
-            info = json.loads((await nc.request(f"$JS.API.STREAM.INFO.{STREAM}", b"", timeout=5)).data)
+            info = json.loads((await nc.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=5)).data)
             body = json.dumps(info["config"] | config).encode() if change == "UPDATE" else b""
-            reply = json.loads((await nc.request(f"$JS.API.STREAM.{change}.{STREAM}", body, timeout=5)).data)
+            reply = json.loads((await nc.request(f"$JS.API.STREAM.{change}.{stream}", body, timeout=5)).data)
             assert "error" not in reply, reply
-            return json.loads((await nc.request(f"$JS.API.STREAM.INFO.{STREAM}", b"", timeout=5)).data)
+            return json.loads((await nc.request(f"$JS.API.STREAM.INFO.{stream}", b"", timeout=5)).data)
         finally:
             await nc.close()
 
@@ -136,6 +137,13 @@ def test_a_ledger_deleted_while_serve_is_stopped_is_not_made_again_empty(ledger:
     assert f"stream {STREAM} ends at position 0, before the checkpoint of its first " in line, line
 
 
+def test_a_ledger_deleted_while_serve_runs_stops_it(ledger: Served) -> None:
+    some_history(ledger)
+    as_operator(ledger.url, ledger.service_key, "DELETE")
+    assert ledger.process.wait(timeout=REFUSED_WITHIN) == 3
+    assert f"there is no stream {STREAM}, but the anchor in " in refusal(serve_again(ledger.data_dir))
+
+
 def test_a_sealed_ledger_stops_serve_with_a_line_not_503_forever(served: Served) -> None:
     some_history(served)
     as_operator(served.url, served.service_key, "UPDATE", sealed=True)
@@ -145,12 +153,18 @@ def test_a_sealed_ledger_stops_serve_with_a_line_not_503_forever(served: Served)
                     "appended to it"), line
 
 
-def test_a_limit_that_dropped_nothing_is_lifted_and_serve_runs_on(served: Served) -> None:
-    some_history(served)
-    as_operator(served.url, served.service_key, "UPDATE", max_msgs=100_000, max_age=3600 * 10**9)
-    lifted = until(lambda: as_operator(served.url, served.service_key, "INFO")["config"],
-                   lambda config: config["max_msgs"] == -1 and config["max_age"] == 0)
-    assert (lifted["max_msgs"], lifted["max_age"]) == (-1, 0)
+@pytest.mark.parametrize("stream, change, made", [
+    (STREAM, {"max_msgs": 100_000, "max_age": 3600 * 10**9}, {"max_msgs": -1, "max_age": 0}),
+    (f"{STREAM}_SNAPSHOTS", {"max_bytes": 10**9, "subjects": ["elsewhere.>"]},
+     {"max_bytes": -1, "subjects": [f"{STREAM}_SNAPSHOTS.>"]}),
+    (f"KV_{bucket_of(STREAM)}", {"max_msgs_per_subject": 5, "discard": "old"}, {"max_msgs_per_subject": 1, "discard": "new"}),
+])
+def test_what_drops_nothing_is_set_back_and_serve_runs_on(served: Served, stream: str, change: dict, made: dict) -> None:
+    some_history(served)  # serve made every stream at its start
+    as_operator(served.url, served.service_key, "UPDATE", stream, **change)
+    config = until(lambda: as_operator(served.url, served.service_key, "INFO", stream)["config"],
+                   lambda config: all(config[option] == value for option, value in made.items()))
+    assert {option: config[option] for option in made} == made
     assert served.process.poll() is None
     assert served.run("quorum", "ack", "0A1B2C3D", actor="bob").returncode == 0
 
