@@ -57,8 +57,9 @@ class KeptOutside:
                 self._hard("anchor_mismatch", "ledger", "anchor", None, f"{expected.source} keeps the digest through "
                            f"position {expected.position}, and the ledger holds no entry there: entries were removed")
             elif expected.sha256 != sha256:
-                self._hard("anchor_mismatch", "ledger", "anchor", position, f"the digest through position {position} is "
-                           f"{sha256}, {expected.source} keeps {expected.sha256}: history up to it was changed")
+                self._hard("anchor_mismatch", "ledger", "anchor", position, f"the digest through position "
+                           f"{position} is {sha256}, {expected.source} keeps {expected.sha256}: history up to it "
+                           "was changed")
 
     def applied(self, entry: Entry, aggregate: str, version: int, state: Any) -> None:
         """The audit folded ``entry``, version ``version`` of ``aggregate``, to ``state``."""
@@ -103,7 +104,8 @@ class KeptOutside:
             state, snapshot = None, error
         taken = Taken(message, aggregate, version, state)
         if mapper is not None and state is None:
-            self._snapshot("snapshot_undecodable", taken, None, f"{_where(taken)} holds no state to restore: {snapshot!r}")
+            self._snapshot("snapshot_undecodable", taken, None,
+                           f"{_where(taken)} holds no state to restore: {snapshot!r}")
         return taken
 
     def _snapshot(self, code: str, taken: Taken, position: int | None, message: str) -> None:

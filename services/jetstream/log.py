@@ -79,7 +79,7 @@ class StreamLog:
         subjects = [self.subjects.aggregate(event.originator_id) for event in events]
         _check_ascending(events, subjects)
         # A snapshot names the event it summarizes, which a load checks (see ``snapshots``).
-        summaries = [await summarized(self.events_log, event) for event in events] if self.events_log is not None else None
+        summaries = None if self.events_log is None else [await summarized(self.events_log, event) for event in events]
         tracking_subject = self.subjects.tracking(tracking.application_name) if tracking else None
         involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
         for attempt in range(APPEND_ATTEMPTS):
@@ -202,7 +202,8 @@ class StreamLog:
         position, start = 0, 1
         while True:
             messages, more = await self.client.read(self.stream, subject, start, READ_BATCH, last_seq)
-            position = next((head.position for message in reversed(messages) if (head := self._ours(message))), position)
+            position = next((head.position for message in reversed(messages) if (head := self._ours(message))),
+                            position)
             if not messages or not more:
                 return position
             start = messages[-1].seq + 1

@@ -50,24 +50,25 @@ def inspect(expected: dict[str, object], info: dict, keeps_history: bool) -> Ins
         if found == wanted:
             continue
         if keeps_history and option in LIMITS and not _looser(wanted, found):
-            continue  # tighter than asked drops nothing; only a limit is lifted here
+            continue  # a tighter limit could drop history: here a limit is only ever lifted
         changes[option] = wanted
         repairs.append(f"{option} {_said(option, found)} -> {_said(option, wanted)}")
     replicas = int(expected.get("num_replicas") or 1)
     if int(existing.get("num_replicas") or 1) < replicas:
         changes["num_replicas"] = replicas
         repairs.append(f"num_replicas {existing.get('num_replicas')} -> {replicas}")
-    layout_repairs, layout_drift = _layout(expected, existing, int(state.get("messages") or 0))
-    if layout_repairs:
-        changes["metadata"] = layout_repairs
+    declared, other_layout = _layout(expected, existing, int(state.get("messages") or 0))
+    if declared:
+        changes["metadata"] = declared
         repairs.append("layout declared")
-    drift += layout_drift
+    drift += other_layout
     if keeps_history and (lost := _lost(state)):
         limits = ", ".join(f"{limit} {existing[limit]}" for limit in LIMITS
                            if existing.get(limit, LIMITS[limit]) != LIMITS[limit])
-        drift.append(f"stream {name} holds {state.get('messages', 0)} of the {state['last_seq']} messages written to it "
-                     f"({lost} gone{f', dropped by {limits}' if limits else ''}), and history cannot be made "
-                     "again from what is left: restore the stream from a backup")
+        cause = f", dropped by {limits}" if limits else ""
+        drift.append(f"stream {name} holds {state.get('messages', 0)} of the {state['last_seq']} messages written "
+                     f"to it ({lost} gone{cause}), and history cannot be made again from what is left: restore the "
+                     "stream from a backup")
     return Inspection(repairs, drift, existing | changes if changes else None)
 
 
@@ -102,9 +103,9 @@ def _layout(expected: dict, existing: dict, messages: int) -> tuple[dict[str, st
         if found is None and messages == 0:
             declare[key] = layout
             continue
-        drift.append(f"stream {existing['name']} holds a ledger in layout {found or 1} of Athenaeum, and this version "
-                     f"reads layout {layout}: read it with the version that wrote it (athenaeum export), or use another "
-                     "stream")
+        drift.append(f"stream {existing['name']} holds a ledger in layout {found or 1} of Athenaeum, and this "
+                     f"version reads layout {layout}: read it with the version that wrote it (athenaeum export), or "
+                     "use another stream")
     return (theirs | declare if declare else None), drift
 
 
