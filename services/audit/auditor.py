@@ -4,10 +4,11 @@ It reads every entry of the stream. Each command is decided again, from the comm
 context stored with its events, on the state before it, and what that appends must be what the
 ledger holds, byte for byte (``redecide``); an event no command appended, a marker that marks
 nothing, a tracking record that is not one, or any other message, is a finding. It checks every
-aggregate's versions run without a gap, recomputes the running digest and checks each
-checkpoint against it, rebuilds every view in memory and compares it with the live read
-models, and warns of smells that break no rule (a vote still open past its deadline: a timer
-that never fired).
+aggregate's versions run without a gap, and the ledger's positions too, recomputes the running
+digest and checks each checkpoint against it, checks the ledger against what is kept outside it
+(its anchors, the digests an auditor kept, its snapshots: ``kept_outside``), rebuilds every view
+in memory and compares it with the live read models, and warns of smells that break no rule (a
+vote still open past its deadline: a timer that never fired).
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ from datetime import datetime
 from typing import Any
 
 import msgspec
-from eventsourcing.persistence import StoredEvent
 
-from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
+from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Member
 from athenaeum.aggregates.families import fold_of
-from athenaeum.events import Event, UnknownEventTag, family_of_id, natural_key
+from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.commands import CommandRecord
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.events.ledger import LedgerCheckpoint
@@ -34,11 +34,12 @@ from athenaeum.projectors.views import project_all
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.audit.findings import Finding, Report
+from athenaeum.services.audit.kept_outside import KeptOutside
 from athenaeum.services.audit.proofs import Signatures, proof_problem
 from athenaeum.services.audit.redecide import Knowledge, Problem, redecide
 from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.commands.handler import utc_now
-from athenaeum.services.jetstream.entries import Entry
+from athenaeum.services.jetstream.entries import Entry, Unreadable
 from athenaeum.services.views.read_models import ReadModelStore
 
 READ_BATCH = 1000
@@ -54,10 +55,13 @@ class Audit:
         family: str | None = None,
         progress: Callable[[int], None] = lambda entries: None,
         keep_history: bool = False,
+        outside: KeptOutside | None = None,
     ) -> None:
         """``humans``: the deployment's human principals, if known: then the audit also checks
-        that what was decided as from a human was."""
+        that what was decided as from a human was. ``outside``: what is kept outside the ledger
+        to check it against (its anchors, its snapshots)."""
         self.app = app
+        self.outside = outside or KeptOutside()
         self.ledger_id: str = app.recorder.log.ledger_id  # type: ignore[attr-defined]  # what signatures name
         self.humans = humans
         self.live = live
@@ -97,14 +101,18 @@ class Audit:
                 if event is not None and until_time is not None and event.timestamp > until_time and not continuing:
                     break
                 self.report.entries += 1
+                self._check_position(entry)
                 self.last_position = entry.position
                 self.digest.update(entry)
                 self.digests[self.digest.count] = (self.digest.sha256, entry.position)
+                self.outside.passed(entry.position, self.digest.sha256)
                 self._take(entry, event, continuing)
                 if self.report.entries % READ_BATCH == 0:
                     self.progress(self.report.entries)
             self._settle()
             self._report_signatures()
+        cut = until_position is not None or until_time is not None
+        self.report.findings += self.outside.settled(self.last_position, cut)
         # As of a position, "now" is when its last event was recorded, not the auditor's clock.
         now = until_time or (self.last_time if until_position is not None else None) or self.clock()
         self._check_overdue(now)
@@ -130,6 +138,14 @@ class Audit:
                 if ahead is None:
                     return
                 batch = ahead.result()
+
+    def _check_position(self, entry: Entry) -> None:
+        """Positions run from 1 without a hole: nothing is ever removed from the ledger."""
+        if entry.position != self.last_position + 1:
+            gap = range(self.last_position + 1, entry.position)
+            where = f"position {gap[0]}" if len(gap) == 1 else f"positions {gap[0]}-{gap[-1]}"
+            self.report.findings.append(Finding("HARD", "entries_missing", "ledger", "positions", entry.position,
+                                                f"the ledger holds nothing at {where}: entries were removed"))
 
     def _take(self, entry: Entry, event: Event | None, continuing: bool) -> None:
         """One entry, in its place: the next of the command being read, the first of another,
@@ -162,26 +178,10 @@ class Audit:
             self._hard("unknown_subject", entry, f"a message on {entry.subject}, which no part of the ledger uses")
 
     def _decoded(self, entry: Entry) -> Event | None:
-        originator = entry.originator()
-        if originator is None or entry.topic is None:
-            self._hard("unknown_tag", entry, "an event subject's message without a tag or version the store writes")
-            return None
         try:
-            event = self.app.mapper.to_domain_event(StoredEvent(originator[0], originator[1], entry.topic, entry.payload))
-        except UnknownEventTag as unknown:
-            self._hard("unknown_tag", entry, f"no event declares the tag {unknown.tag!r}")
-            return None
-        except MapperDeserialisationError as error:
-            self._hard("undecodable", entry, str(error))
-            return None
-        if (event.originator_id, event.originator_version) != originator:
-            # The store reads an aggregate by its subject and version header: an event whose own
-            # say differs would count where the store puts it, not where it says.
-            self._hard("misplaced_event", entry, f"an event of {event.originator_id!r} version "
-                       f"{event.originator_version} stored as version {originator[1]} of {originator[0]!r}")
-            return None
-        if event.timestamp.tzinfo is None:
-            self._hard("undecodable", entry, "an event whose time has no time zone")
+            event = entry.event(self.app.mapper)
+        except Unreadable as unreadable:
+            self._hard(unreadable.code, entry, unreadable.message)
             return None
         self._check_version(entry, event)
         return event
@@ -243,6 +243,7 @@ class Audit:
         if isinstance(event, LedgerCheckpoint):
             self._check_checkpoint(entry, event)
         self._apply(entry.position, event)
+        self.outside.applied(entry, event.originator_id, event.originator_version, self.states.get(event.originator_id))
 
     def _check_checkpoint(self, entry: Entry, checkpoint: LedgerCheckpoint) -> None:
         computed = self.digests.get(checkpoint.count)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,11 +18,14 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.audit import export as ledger_export
 from athenaeum.services.audit.auditor import Audit
+from athenaeum.services.audit.checkpoints import Anchors
 from athenaeum.services.audit.findings import Report
+from athenaeum.services.audit.kept_outside import Expected, KeptOutside, every_message
 from athenaeum.services.cli.args import UsageError, slugs
 from athenaeum.services.views.read_models import ReadModelStore
 
 NAMES = ("audit", "replay", "export", "verify-export")
+DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -32,6 +36,9 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     audit.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
                        help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
     audit.add_argument("--read-models", help="the live views to compare (default: the data dir's SQLite)")
+    audit.add_argument("--expect", action="append", default=[], metavar="POSITION:DIGEST",
+                       help="a digest of the ledger through a position, from your own records (an export's last line, "
+                            "a checkpoint): a ledger that shows another, or ends before it, is HARD (repeatable)")
 
     replay = subparsers.add_parser("replay", parents=[common], help="write every aggregate's records as of a point")
     replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
@@ -58,6 +65,7 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
             raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
         return _show(Report(findings=findings, entries=entries), args.json)
     until = _point(getattr(args, "until", None))
+    expected = [_expected(text) for text in getattr(args, "expect", [])]
     if args.family == "replay" and args.out.exists() and (not args.out.is_dir() or any(args.out.iterdir())):
         # Files of a later point left beside this one's would show states that never were.
         raise UsageError(f"--out: {args.out} is not an empty directory; replay writes one point in time into a new one")
@@ -78,12 +86,31 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
             print(f"wrote {report} to {args.out}")
             return 0
         live = _live_views(args.read_models, data_dir)
-        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress())
+        snapshots = app.factory.snapshots_recorder()  # type: ignore[attr-defined]
+        outside = KeptOutside(expected + _anchors(app, data_dir, live),
+                              every_message(snapshots.select_messages) if snapshots else (), app.mapper)
+        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress(), outside=outside)
         position, moment = (until, None) if isinstance(until, int) else (None, until)
         report = audit.run(until_position=position, until_time=moment)
         if sys.stderr.isatty():
             sys.stderr.write("\n")
         return _show(report, args.json)
+
+
+def _expected(text: str) -> Expected:
+    position, _, digest = text.partition(":")
+    if not position.isdigit() or int(position) < 1 or not DIGEST.fullmatch(digest):
+        raise UsageError(f"--expect: {text!r} is not POSITION:DIGEST (a position from 1, and 64 lowercase hex digits)")
+    return Expected(int(position), digest, f"--expect {text}")
+
+
+def _anchors(app: AthenaeumApplication, data_dir: Path, live: ReadModelStore | None) -> list[Expected]:
+    """The ledger's anchors: kept by serve in the data dir and in the read models."""
+    try:
+        kept = Anchors(app.recorder.log.stream, data_dir, live).kept()  # type: ignore[attr-defined]
+    except ValueError as unreadable:
+        raise UsageError(str(unreadable)) from None
+    return [Expected(anchor.position, anchor.sha256, f"the anchor in {where}") for where, anchor in kept]
 
 
 def _point(text: str | None) -> int | datetime | None:

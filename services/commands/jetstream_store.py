@@ -6,15 +6,21 @@ Each aggregate the service touches is kept with the key of every command that de
 among them, as of the state the command would be decided on, and an append on a state that
 changed since fails its expectation. Only a command found applied costs a read, for its first
 answer.
+
+A message on an aggregate's subject that is no event the ledger can hold (one that does not
+decode, a snapshot, one stored as another aggregate's) is passed over, as one without our
+headers is, and logged: commands on the aggregate go on deciding on its valid history, and the
+audit reports the message at its position.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError, StoredEvent
+from eventsourcing.persistence import IntegrityError, JSONTranscoder, OperationalError, ProgrammingError
 from nats.aio.msg import Msg
 
 from athenaeum.aggregates.application import EventMapper
@@ -27,12 +33,15 @@ from athenaeum.services.commands.store import (
 from athenaeum.services.jetstream.client import AppendRefused, JetStreamClient
 from athenaeum.services.jetstream import applied as stored
 from athenaeum.services.jetstream.command_records import COMMAND_KEY, AppliedCommand, CommandAlreadyApplied, CommandAppend
-from athenaeum.services.jetstream.log import TOPIC, StreamLog
+from athenaeum.services.jetstream.entries import Entry, Unreadable
+from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.messages import Stored
-from athenaeum.services.jetstream.positions import LRU, Head
+from athenaeum.services.jetstream.positions import LRU
 from athenaeum.services.jetstream.subjects import command_token
 
 CACHE_SIZE = 10_000  # aggregates kept in memory
+REPORTED_KEPT = 10_000  # unreadable messages already logged, not logged again on each read
+log = logging.getLogger(__name__)
 
 
 class Known(NamedTuple):
@@ -49,6 +58,8 @@ class JetStreamCommandStore:
         self.log = log
         self.fold_of = fold_of
         self.mapper = EventMapper(transcoder=JSONTranscoder())
+        self.log.readable = self._readable
+        self._reported: LRU[int, bool] = LRU(REPORTED_KEPT)
         self._known: LRU[str, Known] = LRU(cache_size)
         # Watched aggregates: the connection (by its count of drops) since which none changed; None: it may have.
         self._unchanged_since: dict[str, int | None] = {}
@@ -101,7 +112,7 @@ class JetStreamCommandStore:
             raise Unconfirmed(str(error)) from error
         if known is not None and not messages:
             return known.state
-        events = [self._event(aggregate_id, message) for message in messages]
+        events = [self._event(message) for message in messages]
         state = self.fold_of(aggregate_id)(known.state if known else None, events)
         commands = known.commands if known else {}  # grown in place: an aggregate may hold many commands
         commands.update((token, message.seq) for message in messages if (token := message.headers.get(COMMAND_KEY)))
@@ -166,11 +177,20 @@ class JetStreamCommandStore:
                 commands[token] = appended[0][1]
             self._known.put(aggregate_id, Known(state, appended[-1][1], commands))
 
-    def _event(self, aggregate_id: str, message: Stored) -> Event:
-        return self.mapper.to_domain_event(StoredEvent(
-            originator_id=aggregate_id, originator_version=Head.of(message).position, topic=message.headers[TOPIC],
-            state=message.payload,
-        ))
+    def _event(self, message: Stored) -> Event:
+        return Entry.of(message).event(self.mapper)
+
+    def _readable(self, message: Stored) -> bool:
+        try:
+            self._event(message)
+        except Unreadable as unreadable:
+            if self._reported.get(message.seq) is None:
+                self._reported.put(message.seq, True)
+                log.error("%s: the message at %d on %s is passed over, no event the ledger can hold (%s: %s); "
+                          "the audit reports it", self.log.stream, message.seq, message.subject, unreadable.code,
+                          unreadable.message)
+            return False
+        return True
 
 
 def _answer(found: AppliedCommand) -> Applied:

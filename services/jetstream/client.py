@@ -29,6 +29,7 @@ from nats.aio.msg import Msg
 from athenaeum.services.identity.keys import KeyProblem, inbox_prefix, public_key, read_key
 from athenaeum.services.jetstream.messages import Outgoing, Stored, stored, stored_from_api
 from athenaeum.services.jetstream.reads import MAX_BATCH_BYTES, ReadReplies
+from athenaeum.services.jetstream.shape import inspect, layout_drift
 from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
 
 # The server rejects atomic batches of more messages than this (err_code 10199).
@@ -171,9 +172,12 @@ class JetStreamClient:
             except asyncio.TimeoutError:
                 raise OperationalError(f"{doing}: not connected to NATS for {self.timeout}s") from None
 
-    async def ensure_stream(self, config: dict[str, object], create: bool = True) -> StreamFacts:
-        """Create the stream unless it exists (or, with ``create=False``, refuse a missing one);
-        an existing one must allow what we rely on."""
+    async def ensure_stream(self, config: dict[str, object], create: bool = True, keeps_history: bool = True,
+                            ) -> StreamFacts:
+        """Create the stream unless it exists (or, with ``create=False``, refuse a missing one).
+        A writer mends what is safe to mend in an existing one and refuses one it cannot rely on
+        (see ``shape``); a reader refuses only a stream of another layout, which it cannot read.
+        ``keeps_history``: a message gone from the stream is history lost (see ``shape.inspect``)."""
         name = config["name"]
         info = await self._stream_info_patiently(str(name))
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND and not create:
@@ -184,32 +188,27 @@ class JetStreamClient:
                 info = await self._api(f"STREAM.INFO.{name}", b"")
         if "error" in info:
             raise ProgrammingError(f"stream {name}: {info['error'].get('description')}")
+        if create:
+            await self.mend_stream(config, info, keeps_history)
+        elif layout := layout_drift(config, info):
+            raise ProgrammingError(layout)
         existing = info["config"]
-        for option in ("allow_atomic", "allow_direct", "deny_delete", "deny_purge"):
-            if config.get(option) and not existing.get(option):
-                raise ProgrammingError(f"stream {name} exists without {option}: Athenaeum needs it")
-        await self._require_layout(existing, config, int((info.get("state") or {}).get("messages") or 0))
         return StreamFacts(int(existing.get("num_replicas") or 1), ledger_id(str(name), str(info.get("created"))))
 
-    async def _require_layout(self, existing: dict, wanted: dict, messages: int) -> None:
-        """A stream written in another layout of subjects and headers is refused, in one line;
-        an empty one without a layout (made by hand, or by an older version) is given ours."""
-        ours = dict(wanted.get("metadata") or {})
-        theirs = existing.get("metadata") or {}
-        for key, layout in ours.items():
-            found = theirs.get(key)
-            if found == layout:
-                continue
-            if found is None and messages == 0:
-                update = existing | {"metadata": theirs | ours}
-                reply = await self._api(f"STREAM.UPDATE.{existing['name']}", msgspec.json.encode(update))
-                if "error" in reply:
-                    raise ProgrammingError(f"stream {existing['name']}: {reply['error'].get('description')}")
-                continue
-            raise ProgrammingError(
-                f"stream {existing['name']} holds a ledger in layout {found or 1} of Athenaeum, and this version "
-                f"reads layout {layout}: read it with the version that wrote it (athenaeum export), or use another "
-                "stream")
+    async def mend_stream(self, config: dict[str, object], info: dict, keeps_history: bool) -> list[str]:
+        """Set back what is safe to set back in the stream ``info`` describes, and say what was;
+        refuse (``StreamDrift``) one that departs from ``config`` in a way no repair may mend."""
+        name = config["name"]
+        found = inspect(config, info, keeps_history)
+        if found.update is not None:
+            reply = await self._api(f"STREAM.UPDATE.{name}", msgspec.json.encode(found.update))
+            if "error" in reply:
+                raise StreamDrift("; ".join([*found.drift, f"stream {name}: could not set back "
+                                             f"{', '.join(found.repairs)}: {reply['error'].get('description')}"]))
+            log.warning("stream %s: set back %s", name, ", ".join(found.repairs))
+        if found.drift:
+            raise StreamDrift("; ".join(found.drift))
+        return found.repairs
 
     async def _stream_info_patiently(self, name: str) -> dict:
         # A cluster busy placing a stream others are creating at the same moment may let an
@@ -378,6 +377,10 @@ class JetStreamClient:
             return await self._ask(subject, payload, headers)
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+class StreamDrift(ProgrammingError):
+    """A stream departs from the shape Athenaeum relies on in a way no repair may mend."""
 
 
 class AppendRefused(OperationalError):

@@ -32,11 +32,11 @@ class Connection:
             raise ProgrammingError("this JetStream infrastructure factory is closed")
         return self._loop.run(coroutine)
 
-    def ensure_stream(self, config: dict[str, object], create: bool = True) -> StreamFacts:
+    def ensure_stream(self, config: dict[str, object], create: bool = True, keeps_history: bool = True) -> StreamFacts:
         """What the stream is, once it is known to exist as Athenaeum needs it."""
         name = str(config["name"])
         if name not in self._streams:
-            self._streams[name] = self.run(self.client.ensure_stream(config, create))
+            self._streams[name] = self.run(self.client.ensure_stream(config, create, keeps_history))
         return self._streams[name]
 
     def __del__(self) -> None:

@@ -7,8 +7,11 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from eventsourcing.persistence import Mapper, MapperDeserialisationError, StoredEvent
+
+from athenaeum.events import Event, UnknownEventTag
 from athenaeum.services.jetstream.command_records import COMMAND, COMMAND_KEY, COMMAND_SHA
 from athenaeum.services.jetstream.log import TOPIC
 from athenaeum.services.jetstream.messages import Stored
@@ -72,6 +75,39 @@ class Entry(NamedTuple):
     @property
     def well_formed_tracking(self) -> bool:
         return not self.payload and self.headers.get(TRACKING, "").isdigit()
+
+    def event(self, mapper: Mapper[Any]) -> Event:
+        """The event this entry stores, read as the store reads it (by its subject and version
+        header); ``Unreadable`` says why it cannot be."""
+        originator = self.originator()
+        if originator is None or self.topic is None:
+            raise Unreadable("unknown_tag", "an event subject's message without a tag or version the store writes")
+        try:
+            event = mapper.to_domain_event(StoredEvent(originator[0], originator[1], self.topic, self.payload))
+        except UnknownEventTag as unknown:
+            raise Unreadable("unknown_tag", f"no event declares the tag {unknown.tag!r}") from None
+        except MapperDeserialisationError as error:
+            raise Unreadable("undecodable", str(error)) from None
+        if not isinstance(event, Event):
+            raise Unreadable("unknown_tag", f"{self.topic} is not an event's tag: the ledger holds only events")
+        if (event.originator_id, event.originator_version) != originator:
+            # The store reads an aggregate by its subject and version header: an event whose own
+            # say differs would count where the store puts it, not where it says.
+            raise Unreadable("misplaced_event", f"an event of {event.originator_id!r} version "
+                                                f"{event.originator_version} stored as version {originator[1]} of "
+                                                f"{originator[0]!r}")
+        if event.timestamp.tzinfo is None:
+            raise Unreadable("undecodable", "an event whose time has no time zone")
+        return event
+
+
+class Unreadable(Exception):
+    """Why an entry on an event subject is no event the ledger can hold: the audit's finding."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 def _kind(subject: str) -> str:

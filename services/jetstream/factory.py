@@ -4,7 +4,8 @@
 Configuration, read from the application's environment (so ``<APP>_``-prefixed names win):
 - ``ATHENAEUM_NATS_URL``: server URL, or several separated by commas (``nats://127.0.0.1:4222``);
 - ``ATHENAEUM_STREAM``: the event stream (``ATHENAEUM``), created when missing with atomic
-  publish and direct get allowed, delete and purge denied; snapshots go to ``<stream>_SNAPSHOTS``;
+  publish and direct get allowed, delete and purge denied; snapshots go to ``<stream>_SNAPSHOTS``,
+  made alike (an existing stream is mended or refused: see ``shape``);
 - ``ATHENAEUM_REPLICAS``: stream replicas (1; 3 on a cluster);
 - ``ATHENAEUM_NATS_KEY``: the seed file of the nkey user to connect as, where NATS authenticates;
 - ``ATHENAEUM_NATS_TIMEOUT``: seconds any single NATS wait may take (5);
@@ -79,8 +80,9 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         stream = self.env.get(self.STREAM, DEFAULT_STREAM)
         replicas = int(self.env.get(self.REPLICAS, "1"))
         self.events_config = stream_config(stream, replicas, immutable=True)
-        # Snapshots are derived data: they may be deleted and rebuilt.
-        self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=False)
+        # Snapshots are derived data, and a load checks each against the event it summarizes
+        # (see ``log``); a snapshot once written stays, and the stream as a whole may be made again.
+        self.snapshots_config = stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=True)
         self._timeout = float(self.env.get(self.TIMEOUT, "5"))
         self._key = Path(key) if (key := self.env.get(self.NATS_KEY)) else None
         self._create = self.env.get(self.CREATE_STREAM, "y").lower() not in ("n", "no", "false", "0")
@@ -99,7 +101,7 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         name = str(config["name"])
         if name not in self._logs:
             try:
-                facts = self.connection.ensure_stream(config, self._create)
+                facts = self.connection.ensure_stream(config, self._create, keeps_history=events_log is None)
             except Exception:
                 # The application being built fails with this, and nobody closes it: close the
                 # connection now, not when garbage collection finds its loop already gone.
@@ -117,6 +119,15 @@ class JetStreamFactory(InfrastructureFactory[JetStreamTrackingRecorder]):
         if purpose == "snapshots":
             return JetStreamAggregateRecorder(self.connection, self._log(self.snapshots_config, self.events_log))
         return JetStreamAggregateRecorder(self.connection, self.events_log)
+
+    def snapshots_recorder(self) -> JetStreamApplicationRecorder | None:
+        """The snapshots as an auditor reads them, every message in order; None where no
+        snapshot was ever stored (a reader makes no stream)."""
+        name = str(self.snapshots_config["name"])
+        info = self.connection.run(self.connection.client.stream_info(name))
+        if "error" in info:
+            return None
+        return JetStreamApplicationRecorder(self.connection, self._log(self.snapshots_config, self.events_log))
 
     def application_recorder(self) -> ApplicationRecorder:
         cls = self._recorder_class(self.APPLICATION_RECORDER_TOPIC, JetStreamApplicationRecorder)

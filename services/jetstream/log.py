@@ -11,7 +11,8 @@ which also owns its ``Positions``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from uuid import UUID
 
 from eventsourcing.persistence import (
@@ -26,11 +27,12 @@ from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, Wron
 from athenaeum.services.jetstream.command_records import CommandAlreadyApplied, CommandAppend, carrying
 from athenaeum.services.jetstream.messages import Outgoing, Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
+from athenaeum.services.jetstream.snapshots import EVENT_SEQUENCE, Summarized, mismatch, summarized
 from athenaeum.services.jetstream.subjects import StreamSubjects
 
+log = logging.getLogger(__name__)
+
 TOPIC = "Athenaeum-Topic"
-# On a snapshot: the event-stream sequence of the event at the snapshot's version.
-EVENT_SEQUENCE = "Athenaeum-Event-Seq"
 EXPECT_LAST = "Nats-Expected-Last-Subject-Sequence"
 READ_BATCH = 1000
 # eventsourcing starts aggregates at version 1; its suites also start some at 0.
@@ -41,11 +43,13 @@ APPEND_ATTEMPTS = 5
 class StreamLog:
     def __init__(
         self, client: JetStreamClient, stream: str, events_log: StreamLog | None = None, replicated: bool = False,
-        ledger_id: str = "",
+        ledger_id: str = "", readable: Callable[[Stored], bool] | None = None,
     ) -> None:
         """``events_log`` is set on a snapshot log: the log whose events the snapshots summarise.
         ``replicated``: the stream has replicas, any of which may answer a direct get before it
-        applied the latest messages; reads then make sure they include what was acknowledged."""
+        applied the latest messages; reads then make sure they include what was acknowledged.
+        ``readable``: whether an event of ours can be read (its payload decodes); one that
+        cannot is passed over as a message another publisher put there is."""
         self.client = client
         self.stream = stream
         self.subjects = StreamSubjects(stream)
@@ -54,6 +58,7 @@ class StreamLog:
         self.replicated = replicated
         self.ledger_id = ledger_id  # the stream's, as the server made it (see ``client.ledger_id``)
         self.appended = 0  # the last event sequence this log appended: reads include it
+        self.readable = readable
 
     async def append(
         self,
@@ -73,11 +78,13 @@ class StreamLog:
             )
         subjects = [self.subjects.aggregate(event.originator_id) for event in events]
         _check_ascending(events, subjects)
+        # A snapshot names the event it summarizes, which a load checks (see ``snapshots``).
+        summaries = None if self.events_log is None else [await summarized(self.events_log, event) for event in events]
         tracking_subject = self.subjects.tracking(tracking.application_name) if tracking else None
         involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
         for attempt in range(APPEND_ATTEMPTS):
             heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
-            messages = self._messages(events, subjects, heads)
+            messages = self._messages(events, subjects, heads, summaries)
             appending = len(messages)
             if messages and command is not None:
                 messages[0].headers |= carrying(command)
@@ -104,15 +111,18 @@ class StreamLog:
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
 
     def _messages(
-        self, events: Sequence[StoredEvent], subjects: list[str], heads: dict[str, Head | None]
+        self, events: Sequence[StoredEvent], subjects: list[str], heads: dict[str, Head | None],
+        summaries: list[Summarized] | None,
     ) -> list[Outgoing]:
         messages = []
         expected: set[str] = set()
-        for event, subject in zip(events, subjects):
+        for index, (event, subject) in enumerate(zip(events, subjects)):
             if self._superseded(event, heads[subject]):
                 continue
             headers = {VERSION: str(event.originator_version), TOPIC: event.topic}
             headers |= self.subjects.id_headers(event.originator_id, subject)
+            if summaries is not None:
+                headers |= summaries[index].headers()
             if subject not in expected:
                 # JetStream checks an expectation only on a subject's first message in a batch.
                 expected.add(subject)
@@ -120,9 +130,6 @@ class StreamLog:
                 if head is not None and event.originator_version <= head.position:
                     raise _not_after(event, head.position, "the recorded version")
                 headers[EXPECT_LAST] = str(head.seq if head else 0)
-                snapshot_of = self._event_sequence(event)
-                if snapshot_of is not None:
-                    headers[EVENT_SEQUENCE] = str(snapshot_of)
             messages.append(Outgoing(subject, event.state, headers))
         return messages
 
@@ -150,19 +157,13 @@ class StreamLog:
         while True:
             messages, more = await self.client.read(self.stream, aggregate, start, READ_BATCH,
                                                     newest.seq if newest else 0)
-            found += [message for message in messages if _ours(message) is not None]
+            found += [message for message in messages if self._ours(message) is not None]
             if not messages or not more:
                 break
             start = messages[-1].seq + 1
         if found:
             self.positions.remember(aggregate, Head.of(found[-1]))
         return found
-
-    def _event_sequence(self, snapshot: StoredEvent) -> int | None:
-        if self.events_log is None:
-            return None
-        events_subject = self.events_log.subjects.aggregate(snapshot.originator_id)
-        return self.events_log.positions.sequences.get((events_subject, snapshot.originator_version))
 
     async def _heads(
         self, involved: set[str], events: Sequence[StoredEvent], subjects: list[str], presume_new: bool
@@ -191,7 +192,7 @@ class StreamLog:
         if last is None:
             return None
         # Appends expect the subject's last sequence, whoever put the message there.
-        head = _ours(last) or Head(await self._last_position(subject, last.seq), last.seq)
+        head = self._ours(last) or Head(await self._last_position(subject, last.seq), last.seq)
         self.positions.remember(subject, head)
         return head
 
@@ -201,7 +202,8 @@ class StreamLog:
         position, start = 0, 1
         while True:
             messages, more = await self.client.read(self.stream, subject, start, READ_BATCH, last_seq)
-            position = next((head.position for message in reversed(messages) if (head := _ours(message))), position)
+            position = next((head.position for message in reversed(messages) if (head := self._ours(message))),
+                            position)
             if not messages or not more:
                 return position
             start = messages[-1].seq + 1
@@ -214,26 +216,33 @@ class StreamLog:
         desc: bool,
         limit: int | None,
     ) -> list[StoredEvent]:
+        selected = await self._selected(originator_id, gt, lte, desc, limit)
+        if self.events_log is not None:  # snapshots: only those that summarize an event it holds
+            selected = [snapshot for snapshot in selected if await self._summarizes(originator_id, snapshot)]
+        return [self._stored_event(originator_id, message) for message in selected]
+
+    async def _selected(
+        self, originator_id: UUID | str, gt: int | None, lte: int | None, desc: bool, limit: int | None,
+    ) -> list[Stored]:
         subject = self.subjects.aggregate(originator_id)
         if desc and limit == 1 and lte is None:
             last = await self.last(subject)
-            head = None if last is None else _ours(last)
+            head = None if last is None else self._ours(last)
             if last is None or head is not None:
-                found = [last] if last is not None and head is not None and (gt is None or head.position > gt) else []
-                return [self._stored_event(originator_id, message) for message in found]
+                return [last] if last is not None and head is not None and (gt is None or head.position > gt) else []
         if gt is not None and lte is None and not desc and (head := self.positions.heads.get(subject)):
             if head.position in (gt, gt + 1) and (newer := await self._after(subject, gt, head)) is not None:
-                return [self._stored_event(originator_id, message) for message in newer]
+                return newer
         start = self.positions.start_after(subject, gt)
         bounded = limit is not None and not desc
         # Whatever was acknowledged on the subject when the read began is in it.
         newest = await self.last(subject) if self.replicated else None
-        selected: list[StoredEvent] = []
+        selected: list[Stored] = []
         while True:
             batch = min(READ_BATCH, limit - len(selected)) if bounded and limit else READ_BATCH
             messages, more = await self.client.read(self.stream, subject, start, batch, newest.seq if newest else 0)
             for message in messages:
-                if (head := _ours(message)) is None:
+                if (head := self._ours(message)) is None:
                     continue
                 version = head.position
                 self.positions.sequences.put((subject, version), message.seq)
@@ -241,16 +250,32 @@ class StreamLog:
                     more = False
                     break
                 if gt is None or version > gt:
-                    selected.append(self._stored_event(originator_id, message))
+                    selected.append(message)
             if messages:
                 start = messages[-1].seq + 1
-                if not more and lte is None and (head := _ours(messages[-1])) is not None:
+                if not more and lte is None and (head := self._ours(messages[-1])) is not None:
                     self.positions.remember(subject, head)
             if not more or (bounded and limit is not None and len(selected) >= limit):
                 break
         if desc:
             selected.reverse()
         return selected[:limit] if limit is not None else selected
+
+    async def _summarizes(self, originator_id: UUID | str, snapshot: Stored) -> bool:
+        assert self.events_log is not None
+        problem = await mismatch(self.events_log, originator_id, snapshot)
+        if problem is not None:
+            log.warning("snapshot %d of %r in %s passed over, its events read instead: %s", snapshot.seq,
+                        originator_id, self.stream, problem)
+        return problem is None
+
+    async def message(self, seq: int) -> Stored | None:
+        """The message at ``seq``, if the stream holds one there: from the leader of a
+        replicated stream."""
+        request = {"seq": seq}
+        if self.replicated:
+            return await self.client.leader_get(self.stream, request)
+        return await self.client.get(self.stream, request)
 
     async def _after(self, subject: str, version: int, head: Head) -> list[Stored] | None:
         """The events after ``version``, when the subject's last message answers it: a cached
@@ -261,7 +286,7 @@ class StreamLog:
         last = await self.last(subject)
         if last is None or last.seq < head.seq:
             return None  # not the stream this log wrote and read: the full read will tell
-        newest = _ours(last)
+        newest = self._ours(last)
         if newest is None:
             return None
         self.positions.remember(subject, newest)
@@ -282,12 +307,18 @@ class StreamLog:
             state=message.payload,
         )
 
+    def _ours(self, message: Stored) -> Head | None:
+        head = _head_of(message)
+        if head is not None and self.readable is not None and TOPIC in message.headers and not self.readable(message):
+            return None
+        return head
+
     async def max_tracking_id(self, application_name: str) -> int | None:
         head = await self._fetch_head(self.subjects.tracking(application_name))
         return None if head is None else head.position
 
 
-def _ours(message: Stored) -> Head | None:
+def _head_of(message: Stored) -> Head | None:
     """The head ``message`` makes, if this store wrote it; None for a message another publisher
     put on the subject (no authorization stops one), which reads pass over rather than fail on
     for good (the stream denies deletes)."""

@@ -23,18 +23,18 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.families import fold_of
 from athenaeum.aggregates.fleet import Fleet
 from athenaeum.events.fleet import FLEET_ID
-from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, CheckpointWriter
+from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, Anchors, CheckpointWriter
 from athenaeum.services.commands.handler import CommandHandler, utc_now
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
 from athenaeum.services.identity.accounts import SERVICE_KEY, admitted, ledger_accounts, service_keys
-from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
 from athenaeum.services.runtime.humans import record_humans
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
+from athenaeum.services.runtime.ledger_shape import LedgerDrift, LedgerGuard, configured_ledger
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
 from athenaeum.services.queries.consistency import Ledger
 from athenaeum.services.queries.service import Reads, add_query_endpoints
@@ -107,6 +107,14 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             await asyncio.to_thread(server.start)
             stack.callback(server.stop)
             url = server.url
+        # Every service reads the views: the commands for the fleet's activity, too.
+        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
+        stack.callback(store.close)
+        stream, replicas = configured_ledger()
+        anchors = Anchors(stream, options.data_dir, store)
+        guard = await LedgerGuard.open(url.split(","), nats_key, stream, replicas, anchors, store)
+        stack.push_async_callback(guard.close)
+        await guard.check()  # before anything could make an empty ledger where one was
         env = {
             "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
             "ATHENAEUM_NATS_URL": url,
@@ -123,9 +131,6 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, pending_size=0,
                                 nkeys_seed=str(nats_key) if nats_key else None, error_cb=_log_connection_error)
         stack.push_async_callback(nc.close)
-        # Every service reads the views: the commands for the fleet's activity, too.
-        store = ReadModelStore(options.read_models or str(options.data_dir / "views.sqlite"))
-        stack.callback(store.close)
         offset = options.clock_offset
         clock, activity = (lambda: utc_now() + offset), activity_from(store)
         handler = None
@@ -141,8 +146,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
                 print(f"athenaeum: {line}", file=sys.stderr, flush=True)
         service = await start_command_service(nc, handler if "commands" in options.services else None)
         if "commands" in options.services and handler is not None:
-            checkpoints = await CheckpointWriter.start(app, handler, options.checkpoint_every)
-            stack.push_async_callback(checkpoints.stop)  # the last one, at shutdown
+            checkpoints = await CheckpointWriter.start(app, handler, options.checkpoint_every, anchors)
+            # The last one, at shutdown; none of a ledger the guard found cut.
+            stack.push_async_callback(lambda: checkpoints.stop(last=guard.drift is None))
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
             stack.push_async_callback(bucket.close)  # once the projector below has stopped putting
@@ -166,6 +172,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             http = await HttpServer(nc, options.http, options.trust_agent_header).start()
             stack.push_async_callback(http.stop)
             urls["http"] = http.url
+        watching = await guard.watch(stop)  # before it says it is ready: no change goes unannounced
+        stack.callback(watching.cancel)
         serve_file = options.data_dir / SERVE_FILE
         serve_file.write_text(json.dumps(urls | {"pid": os.getpid()}) + "\n")
         stack.callback(serve_file.unlink, missing_ok=True)
@@ -173,14 +181,15 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
+        if guard.drift is not None:
+            raise LedgerDrift(guard.drift)
 
 
 def embedded_server(options: ServeOptions) -> NatsServer:
     """The embedded server, admitting the services' own keys (made on the first start) and,
     once the roster is read, every principal's (see ``identity.accounts``)."""
     directory = options.data_dir / "nats"
-    accounts = ledger_accounts(*service_keys(directory), os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM),
-                               agents=frozenset())
+    accounts = ledger_accounts(*service_keys(directory), configured_ledger()[0], agents=frozenset())
     return NatsServer(store_dir=directory, port=options.port, accounts=accounts)
 
 

@@ -1,6 +1,7 @@
 """The read-model store: view documents and the position they reflect, changed together in
 one transaction so each event applies exactly once. SQLite by default; PostgreSQL when the
-URL says ``postgresql://``."""
+URL says ``postgresql://``. It also keeps each ledger's latest checkpoint (its anchor, see
+``audit.checkpoints``), one more place outside the ledger that remembers how far it reached."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS athenaeum_views (view TEXT NOT NULL, key TEXT NOT NULL, "
     "document TEXT NOT NULL, PRIMARY KEY (view, key))",
     "CREATE TABLE IF NOT EXISTS athenaeum_positions (projection TEXT PRIMARY KEY, position BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS athenaeum_anchors (ledger TEXT PRIMARY KEY, count BIGINT NOT NULL, "
+    "anchor TEXT NOT NULL)",
 )
 _PROBES = ("SELECT 1 FROM athenaeum_views LIMIT 1", "SELECT 1 FROM athenaeum_positions LIMIT 1")
 
@@ -177,6 +180,27 @@ class ReadModelStore:
                         (change.view, change.key, msgspec.json.encode(change.document).decode()),
                     )
         return True
+
+    def keep_anchor(self, ledger: str, count: int, anchor: str) -> None:
+        """Keep ``anchor``, the latest checkpoint of ``ledger`` (of ``count`` entries), unless one
+        of more entries is kept already: an anchor only moves forward."""
+        with self._transaction() as cursor:
+            cursor.execute(self._sql(
+                "INSERT INTO athenaeum_anchors (ledger, count, anchor) VALUES (?, ?, ?) ON CONFLICT (ledger) "
+                "DO UPDATE SET count = excluded.count, anchor = excluded.anchor WHERE athenaeum_anchors.count < "
+                "excluded.count"), (ledger, count, anchor))
+
+    def anchor(self, ledger: str) -> str | None:
+        """The anchor kept for ``ledger``, if any (a store from before anchors has none)."""
+        try:
+            with self._transaction() as cursor:
+                cursor.execute(self._sql("SELECT anchor FROM athenaeum_anchors WHERE ledger = ?"), (ledger,))
+                row = cursor.fetchone()
+        except Exception as error:  # noqa: BLE001  sqlite3.Error, psycopg.Error: no such table, read-only
+            if "athenaeum_anchors" not in str(error):
+                raise
+            return None
+        return None if row is None else str(row[0])
 
     def close(self) -> None:
         self._database.connection.close()

@@ -296,6 +296,7 @@ def test_a_message_another_publisher_put_on_an_aggregate_subject_is_passed_over(
 def test_a_snapshot_older_than_the_latest_is_dropped_and_a_duplicate_refused(factory) -> None:
     # Two processes snapshotting one aggregate may finish out of order; a save must not fail
     # after its events were recorded because the other one's snapshot landed first.
+    factory.application_recorder().insert_events([stored("snapped", version) for version in range(1, 7)])
     snapshots = factory.aggregate_recorder("snapshots")
     snapshots.insert_events([stored("snapped", 6)])
     snapshots.insert_events([stored("snapped", 3)])
