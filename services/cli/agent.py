@@ -12,6 +12,7 @@ from pathlib import Path
 
 from athenaeum.events.commands import Command
 from athenaeum.events.fleet_commands import IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey
+from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError, agent
 from athenaeum.services.commands.credentials import token_sha256
 from athenaeum.services.identity.keys import (
@@ -53,6 +54,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     revoke = verbs.add_parser("revoke", parents=[common], help="end a principal's key (itself or a human)")
     revoke.add_argument("name")
     revoke.add_argument("--reason", default="")
+    add_list_verb(verbs, common, "the fleet's principals", ["active", "dormant", "human"], involved=False)
     token = verbs.add_parser("token", parents=[common],
                              help="issue an HTTP bearer token for an agent, shown once (itself or a human)")
     token.add_argument("name")
@@ -132,5 +134,5 @@ def finished(args: argparse.Namespace, accepted: bool) -> str | None:
     return f"{args.name}'s key is in {path}"
 
 
-def query_from(args: argparse.Namespace) -> None:
-    return None  # the roster's verbs are all commands
+def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    return list_query("agent", args) if args.verb == "list" else None

@@ -28,8 +28,12 @@ NAMES = ("audit", "replay", "export", "verify-export")
 DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
-def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
-    audit = subparsers.add_parser("audit", parents=[common], help="replay the ledger and check it against the rules")
+def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentParser,
+              json_option: argparse.ArgumentParser) -> None:
+    """``reader``: where the ledger is (data dir, NATS); ``json_option``: for the verbs that
+    answer with more than the records they write."""
+    audit = subparsers.add_parser("audit", parents=[reader, json_option],
+                                  help="replay the ledger and check it against the rules")
     audit.add_argument("--until", help="a position, or an ISO 8601 time")
     audit.add_argument("--family", dest="only_family", choices=["ratification", "quorum", "thread", "page", "task", "fleet", "ledger",
                                             "views"], help="report only this family's findings (the whole ledger is replayed)")
@@ -40,18 +44,19 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
                        help="a digest of the ledger through a position, from your own records (an export's last line, "
                             "a checkpoint): a ledger that shows another, or ends before it, is HARD (repeatable)")
 
-    replay = subparsers.add_parser("replay", parents=[common], help="write every aggregate's records as of a point")
+    replay = subparsers.add_parser("replay", parents=[reader, json_option],
+                                   help="write every aggregate's records as of a point")
     replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
     replay.add_argument("--out", required=True, type=Path, help="a new or empty directory for the records")
     replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
                         help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
 
-    export = subparsers.add_parser("export", parents=[common], help="the ledger as JSON Lines, on stdout")
+    export = subparsers.add_parser("export", parents=[reader], help="the ledger as JSON Lines, on stdout")
     export.add_argument("--since", type=int, default=1, help="the first position to export")
     export.add_argument("--until", help="a position, or an ISO 8601 time")
 
-    # It reads a file and nothing else, but takes the flags every verb takes, for scripts.
-    verify = subparsers.add_parser("verify-export", parents=[common], help="check an export against its checkpoints, offline")
+    verify = subparsers.add_parser("verify-export", parents=[json_option],
+                                   help="check an export against its checkpoints, offline")
     verify.add_argument("file", type=Path)
 
 
@@ -83,7 +88,10 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
                 report = replay(app, args.out, humans, until)
             except OSError as error:
                 raise UsageError(f"--out: cannot write the records under {args.out}: {error.strerror}") from error
-            print(f"wrote {report} to {args.out}")
+            if args.json:
+                print(msgspec.json.encode({"ok": True, "wrote": str(report), "out": str(args.out)}).decode())
+            else:
+                print(f"wrote {report} to {args.out}")
             return 0
         live = _live_views(args.read_models, data_dir)
         snapshots = app.factory.snapshots_recorder()  # type: ignore[attr-defined]

@@ -10,11 +10,13 @@ import argparse
 import asyncio
 import importlib
 import os
+import select
 import sys
 from importlib import metadata
 from datetime import timedelta
 from pathlib import Path
 
+import argcomplete
 import msgspec
 from nkeys import KeyPair
 from eventsourcing.persistence import OperationalError, ProgrammingError
@@ -29,6 +31,10 @@ from athenaeum.services.cli import ratify as cli_ratify
 from athenaeum.services.cli import task as cli_task
 from athenaeum.services.cli import thread as cli_thread
 from athenaeum.services.cli.args import UsageError, addresses, agent, duration, principals
+from athenaeum.services.cli import output
+from athenaeum.services.cli.examples import EXAMPLES
+from athenaeum.services.cli.next_steps import command_for
+from athenaeum.services.cli.parser import Parser, VerbUsageError, explained
 from athenaeum.services.cli.nats_accounts import write_accounts
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.identity.accounts import auditor_key
@@ -41,6 +47,9 @@ from athenaeum.services.commands.routes import EXPOSED
 from athenaeum.services.runtime.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
+FAILURE_CODES = {USAGE: "usage", UNREACHABLE: "unavailable"}  # the error code --json gives each exit
+SHELLS = ("bash", "zsh", "fish")
+CHECK_LIMIT = 20
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
 MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent)
 FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
@@ -50,19 +59,22 @@ SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.S
 def build_parser() -> argparse.ArgumentParser:
     data_dir_option = argparse.ArgumentParser(add_help=False)
     data_dir_option.add_argument("--data-dir", type=Path, default=None, help="default $ATHENAEUM_HOME or ~/.local/share/athenaeum")
-    common = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
-    common.add_argument("--nats", help="NATS URL of the deployment (default: the serve running on --data-dir, "
+    json_option = argparse.ArgumentParser(add_help=False)
+    json_option.add_argument("--json", action="store_true", help="machine-readable output: one JSON object")
+    reader = argparse.ArgumentParser(add_help=False, parents=[data_dir_option])
+    reader.add_argument("--nats", help="NATS URL of the deployment (default: the serve running on --data-dir, "
                                        "else $ATHENAEUM_NATS, else the serve running on $ATHENAEUM_HOME or the default "
                                        "data dir)")
+    common = argparse.ArgumentParser(add_help=False, parents=[reader, json_option])
     common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"),
                         help="who acts ($ATHENAEUM_AGENT); signs with <data-dir>/keys/NAME.nk when it exists")
     common.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
                         help="sign with the seed in this file instead ($ATHENAEUM_KEY)")
-    common.add_argument("--json", action="store_true", help="machine-readable output")
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="athenaeum",
         description="Athenaeum: the ledger of how a fleet of agents decides together, on NATS JetStream.",
+        epilog="Every verb has --help, with an example. Exit codes: 0 done, 1 refused by a rule, 2 usage, 3 unreachable.",
     )
     parser.add_argument("--version", action="version", version=f"athenaeum {metadata.version('athenaeum')}")
     subparsers = parser.add_subparsers(dest="family", metavar="COMMAND")
@@ -90,11 +102,15 @@ def build_parser() -> argparse.ArgumentParser:
             module.add_verbs(subparsers, common, data_dir_option)
         else:
             module.add_verbs(subparsers, common)
-    cli_audit.add_verbs(subparsers, common)
+    cli_audit.add_verbs(subparsers, reader, json_option)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
+    check.add_argument("--limit", type=int, default=CHECK_LIMIT, help=f"the soonest due, at most (default {CHECK_LIMIT})")
+    completion = subparsers.add_parser("completion", help="the shell code that completes athenaeum's verbs and options")
+    completion.add_argument("shell", choices=SHELLS)
+    explained(parser, EXAMPLES)
     return parser
 
 
@@ -111,25 +127,40 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _stdout_closed() -> bool:
+    """Whether whoever read our stdout has gone (a pipe's reader closed: POLLERR on its writer),
+    rather than some other pipe or socket broken."""
     try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        return True
-    return False
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    argcomplete.autocomplete(parser)
+    words = sys.argv[1:] if argv is None else argv
+    try:
+        args = parser.parse_args(words)
+    except VerbUsageError as error:
+        if "--json" in words:
+            return failed(USAGE, str(error), as_json=True)
+        sys.stderr.write(error.usage)
+        return failed(USAGE, str(error), as_json=False)
     if args.family is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return USAGE
+    if args.family == "completion":
+        print(argcomplete.shellcode(["athenaeum"], shell=args.shell))
+        return DONE
     if args.family == "demo":
         asyncio.run(run_demo(sys.stdout))
         return DONE
     if args.family == "schema":
         print(msgspec.json.encode(schema()).decode())
         return DONE
+    as_json = getattr(args, "json", False)
     args.data_dir_given = getattr(args, "data_dir", None) is not None
     data_dir = args.data_dir = getattr(args, "data_dir", None) or default_data_dir()
     if args.family == "key":
@@ -140,11 +171,9 @@ def _main(argv: list[str] | None) -> int:
             else:
                 print(cli_agent.new_key(args, data_dir))
         except UsageError as error:
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return USAGE
+            return failed(USAGE, f"{error}", as_json)
         except (OperationalError, ProgrammingError) as error:
-            print(f"athenaeum: cannot read the roster: {error}", file=sys.stderr)
-            return UNREACHABLE
+            return failed(UNREACHABLE, f"cannot read the roster: {error}", as_json)
         return DONE
     if args.family == "serve":
         try:
@@ -174,29 +203,23 @@ def _main(argv: list[str] | None) -> int:
         except KeyboardInterrupt:
             pass
         except ValueError as error:
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return USAGE
+            return failed(USAGE, f"{error}", as_json)
         # NATS, its embedded server or the read models: the message names which.
         except (OperationalError, ProgrammingError, NatsServerError, OSError) as error:
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return UNREACHABLE
+            return failed(UNREACHABLE, f"{error}", as_json)
         return DONE
     if args.family in cli_audit.NAMES:
         try:
             url = None if args.family == "verify-export" else service_url(args, data_dir)
             return cli_audit.run(args, url, data_dir)
         except ServiceNotFound as error:
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return UNREACHABLE
+            return failed(UNREACHABLE, f"{error}", as_json)
         except UsageError as error:
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return USAGE
+            return failed(USAGE, f"{error}", as_json)
         except OperationalError as error:  # NATS or the read models: the message names which
-            print(f"athenaeum: {error}", file=sys.stderr)
-            return UNREACHABLE
+            return failed(UNREACHABLE, f"{error}", as_json)
         except ProgrammingError as error:  # no such stream, or a server too old
-            print(f"athenaeum: cannot read the ledger: {error}", file=sys.stderr)
-            return UNREACHABLE
+            return failed(UNREACHABLE, f"cannot read the ledger: {error}", as_json)
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.
@@ -210,11 +233,9 @@ def _main(argv: list[str] | None) -> int:
         seed = _seed(args, data_dir) if args.key or args.actor else auditor_key(data_dir / "nats")
         url = service_url(args, data_dir)
     except UsageError as error:
-        print(f"athenaeum: {error}", file=sys.stderr)
-        return USAGE
+        return failed(USAGE, f"{error}", as_json)
     except ServiceNotFound as error:
-        print(f"athenaeum: {error}", file=sys.stderr)
-        return UNREACHABLE
+        return failed(UNREACHABLE, f"{error}", as_json)
     try:
         with SyncClient(url, args.actor or "", seed=seed) as client:
             if query is not None:
@@ -223,13 +244,22 @@ def _main(argv: list[str] | None) -> int:
                 return DONE if answer["ok"] else REJECTED
             reply = client.send(command)
     except Unreachable as error:
-        print(f"athenaeum: {error}", file=sys.stderr)
-        return UNREACHABLE
+        return failed(UNREACHABLE, f"{error}", as_json)
     show(reply, args.json)
     if (finished := getattr(FAMILIES[args.family], "finished", None)) is not None:
         if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
     return DONE if reply.ok else REJECTED
+
+
+def failed(code: int, message: str, as_json: bool) -> int:
+    """An outcome that is no answer (a usage error, nothing to talk to): one line on stderr, or
+    with ``--json`` the one JSON object on stdout; ``code``, the exit code."""
+    if as_json:
+        print(msgspec.json.encode({"ok": False, "error": {"code": FAILURE_CODES[code], "message": message}}).decode())
+    else:
+        print(f"athenaeum: {message}", file=sys.stderr)
+    return code
 
 
 class ServiceNotFound(LookupError):
@@ -283,38 +313,48 @@ def schema() -> dict:
 def _query(args: argparse.Namespace) -> tuple[str, dict] | None:
     """The read-model query a verb asks, if it is a query."""
     after = {"after": args.after} if getattr(args, "after", None) is not None else {}
-    query = ("check", {"agent": args.actor}) if args.family == "check" else FAMILIES[args.family].query_from(args)
+    if args.family == "check" and not 1 <= args.limit <= 1000:
+        raise UsageError("--limit: from 1 to 1000 items")
+    query = (("check", {"agent": args.actor, "limit": args.limit}) if args.family == "check"
+             else FAMILIES[args.family].query_from(args))
     return None if query is None else (query[0], query[1] | after)
 
 
 def show_answer(answer: dict, as_json: bool) -> None:
     if as_json:
         print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
-    elif not answer["ok"]:
-        print(f"rejected: {answer['error']['code']}: {answer['error']['message']}")
-    elif "record" in answer["result"]:
-        sys.stdout.write(answer["result"]["text"])  # exact bytes, its own newlines
-    elif "tasks" in answer["result"]:
-        print(f"{len(answer['result']['tasks'])} task(s)")
-        for task in answer["result"]["tasks"]:
-            waiting = f" ({task['arbitrationPendingTrigger']})" if task.get("arbitrationPendingTrigger") else ""
-            print(f"{task['id']:>6}  {task['status'] + waiting:<44} {task['title']}")
-    elif "items" in answer["result"]:
-        items = answer["result"]["items"]
-        print(f"{len(items)} waiting on {answer['result']['agent']}")
-        for item in items:
-            print(f"  {item['kind']:<14} {item['id']:<24} {item['action']:<8} {item.get('deadline') or ''}")
+        return
+    if not answer["ok"]:
+        print(f"rejected: {answer['error']['code']}: {answer['error']['message']}", file=sys.stderr)
+        return
+    result = answer["result"]
+    if "record" in result:
+        sys.stdout.write(result["text"])  # exact bytes, its own newlines
+    elif "tasks" in result:
+        rows = [(task["id"], task["status"], task.get("arbitrationPendingTrigger"), task["title"])
+                for task in result["tasks"]]
+        output.table(("id", "status", "awaiting", "title"), rows)
+    elif "agent" in result and "items" in result:
+        _checked(result)
+    elif "items" in result:
+        items = result["items"]
+        columns = list(items[0]) if items else []
+        output.table(columns, [[item[column] for column in columns] for item in items])
+        if result.get("next"):
+            print(f"more: --cursor {result['next']}", file=sys.stderr)
     else:
-        for key, value in answer["result"].items():
-            print(f"{key:>16}: {_readable(value)}")
+        output.record(result)
 
 
-def _readable(value: object) -> str:
-    if isinstance(value, list):
-        return ", ".join(_readable(item) for item in value) or "-"
-    if isinstance(value, dict):
-        return " ".join(f"{key}={_readable(item)}" for key, item in value.items()) or "-"
-    return "-" if value is None else str(value)
+def _checked(result: dict) -> None:
+    """What waits on the agent, the soonest due first, each with the command that acts on it."""
+    items, agent = result["items"], result["agent"]
+    print(f"{result.get('total', len(items))} waiting on {agent}", file=sys.stderr)
+    output.table(("kind", "id", "action", "due", "run"),
+                 [(item["kind"], item["id"], item["action"], item.get("deadline"), command_for(item, agent))
+                  for item in items])
+    if result.get("total", 0) > len(items):
+        print(f"(the {len(items)} soonest; --limit for more)", file=sys.stderr)
 
 
 def show(reply: Reply, as_json: bool) -> None:
@@ -329,7 +369,7 @@ def show(reply: Reply, as_json: bool) -> None:
             print(f"{key:>16}: {value}")
     elif reply.error is not None:
         where = f" ({reply.error.field})" if reply.error.field else ""
-        print(f"rejected: {reply.error.code}{where}: {reply.error.message}")
+        print(f"rejected: {reply.error.code}{where}: {reply.error.message}", file=sys.stderr)
 
 
 def summary(reply: Reply) -> dict:

@@ -19,6 +19,7 @@ from athenaeum.events.page_commands import (
     ReadPage,
     ResolveDispute,
 )
+from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError, read_text
 
 NAMES = ("page",)
@@ -69,6 +70,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     lifecycle.add_argument("--to", required=True, choices=[level.value for level in AUTHOR_LIFECYCLES])
     lifecycle.add_argument("--reason", required=True)
 
+    add_list_verb(verbs, common, "pages", [lifecycle.value for lifecycle in Lifecycle])
     show = verbs.add_parser("show", parents=[common], help="a page and where every agent stands")
     show.add_argument("path")
     show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
@@ -98,6 +100,8 @@ def command_from(args: argparse.Namespace) -> Command:
 
 
 def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    if args.family == "page" and args.verb == "list":
+        return list_query("page", args)
     if args.family != "page" or args.verb != "show":
         return None
     return ("page.consensus" if args.render else "page.show"), {"page": args.path}

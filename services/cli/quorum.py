@@ -9,6 +9,7 @@ from athenaeum.events import natural_key
 from athenaeum.events.commands import Command
 from athenaeum.events.quorum import CoordinatorDecision, Preset
 from athenaeum.events.quorum_commands import AckProposal, BreakTie, NackProposal, OverrideProposal, ProposeQuorum
+from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError, agents, moment, within
 
 _DECISIONS = [decision.value for decision in CoordinatorDecision]
@@ -51,6 +52,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     override.add_argument("--decision", required=True, choices=_DECISIONS)
     override.add_argument("--reason", required=True)
 
+    add_list_verb(verbs, common, "proposals", ["open", "awaiting-coordinator", "accepted", "rejected", "vetoed", "expired"])
     show = verbs.add_parser("show", parents=[common], help="where a proposal stands, votes and all")
     show.add_argument("proposal_id", metavar="ID", type=str.upper, help="8 hex characters, any case")
     show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
@@ -89,6 +91,8 @@ def command_from(args: argparse.Namespace) -> Command:
 
 
 def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    if args.verb == "list":
+        return list_query("quorum", args)
     if args.verb != "show":
         return None
     return ("quorum.announcement" if args.announcement else "quorum.show"), {"proposal_id": args.proposal_id}

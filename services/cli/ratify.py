@@ -14,6 +14,7 @@ from athenaeum.events.ratification_commands import (
     RecordHumanDecision,
     SplitAtom,
 )
+from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError, agents, moment, read_text, within
 
 
@@ -60,6 +61,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     cancel = verbs.add_parser("cancel", parents=[common], help="(initiator or human) cancel while open")
     cancel.add_argument("topic")
 
+    add_list_verb(verbs, common, "ratifications", ["open", "pending-human", "ratified", "rejected", "canceled"])
     show = verbs.add_parser("show", parents=[common], help="where a ratification stands (votes stay blind)")
     show.add_argument("topic")
     show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
@@ -106,6 +108,8 @@ def command_from(args: argparse.Namespace) -> Command:
 
 def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
     """The read-model query a verb asks, if it is a query."""
+    if args.verb == "list":
+        return list_query("ratification", args)
     if args.verb != "show":
         return None
     if args.render:

@@ -17,6 +17,7 @@ from athenaeum.events.thread_commands import (
     RefuseClosure,
     ReopenThread,
 )
+from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError
 
 NAMES = ("thread",)
@@ -68,6 +69,8 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     refuse.add_argument("slug")
     refuse.add_argument("--reason", required=True)
 
+    add_list_verb(verbs, common, "threads", ["open", "awaiting-crystallization", "crystallized",
+                                             "closed-without-crystallization"])
     show = verbs.add_parser("show", parents=[common], help="where a thread stands: sum, deficit, role")
     show.add_argument("slug")
     show.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
@@ -107,6 +110,8 @@ def command_from(args: argparse.Namespace) -> Command:
 
 
 def query_from(args: argparse.Namespace) -> tuple[str, dict] | None:
+    if args.verb == "list":
+        return list_query("thread", args)
     if args.verb != "show":
         return None
     return ("thread.render" if args.render else "thread.show"), {"slug": args.slug}

@@ -40,11 +40,13 @@ from athenaeum.services.commands.handler import Activity
 from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
 from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
+from athenaeum.services.queries.lists import LISTINGS, listed
 from athenaeum.services.queries.pages import consensus_block, page_document
 from athenaeum.services.views.projection import ProjectionRunner
 from athenaeum.services.queries.wire import (
     Answer,
     Check,
+    ListRecords,
     ListTasks,
     Query,
     RenderRatification,
@@ -191,6 +193,8 @@ def show_a2a_task(reads: Reads, query: ShowA2ATask) -> Answer:
 
 
 def check(reads: Reads, query: Check) -> Answer:
+    """What waits on the agent, the soonest due first (then what has no deadline), each with
+    what acting on it needs (a ratification's sha to vote with)."""
     store = reads.runner.store
     items = (store.get(pending_work.VIEW, query.agent) or {}).get("items", [])
     roster = store.get(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
@@ -199,7 +203,22 @@ def check(reads: Reads, query: Check) -> Answer:
     # A vote past its deadline can no longer be cast, even before the timer records the close.
     now = reads.clock()
     items = [item for item in items if not item.get("deadline") or msgspec.convert(item["deadline"], datetime) > now]
-    return Answer(ok=True, position=reads.runner.position, result={"agent": query.agent, "items": items})
+    items.sort(key=lambda item: (item.get("deadline") is None, item.get("deadline") or "", item["kind"], item["id"]))
+    shown = items[:query.limit] if query.limit is not None else items
+    for item in shown:
+        if item["kind"] == "ratification" and item["action"] == "vote":
+            ratification = store.get(ratification_status.VIEW, item["id"]) or {}
+            item["sha256"] = ratification.get("artifact_sha256")
+    return Answer(ok=True, position=reads.runner.position,
+                  result={"agent": query.agent, "items": shown, "total": len(items)})
+
+
+def _lister(family: str) -> Callable[[Reads, ListRecords], Answer]:
+    def listing(reads: Reads, query: ListRecords) -> Answer:
+        found = listed(reads.runner.store, family, query.status, query.mine, query.awaiting, query.limit, query.cursor)
+        return Answer(ok=True, position=reads.runner.position, result=found)
+
+    return listing
 
 
 def _page(reads: Reads, path: str) -> Any:
@@ -240,6 +259,7 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "task.addendum": (TaskAddendum, task_addendum),
     "a2a.task": (ShowA2ATask, show_a2a_task),
     "check": (Check, check),
+    **{f"{family}.list": (ListRecords, _lister(family)) for family in LISTINGS},
 }
 
 

@@ -3,11 +3,14 @@ the answer every one of them gets. Unknown fields are refused, so a misspelt one
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
 from athenaeum.events.page import page_path
+
+
+MAX_PAGE = 1000  # rows one answer may hold
 
 
 class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -40,6 +43,18 @@ class ShowPage(Query, frozen=True):
 
 class Check(Query, frozen=True):
     agent: str
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] | None = None  # the soonest due first
+
+
+class ListRecords(Query, frozen=True):
+    """A page of a family's records, in key order: those in ``status``, those ``mine`` takes
+    part in, those ``awaiting`` that agent; after ``cursor`` (the ``next`` of the page before)."""
+
+    status: str | None = None
+    mine: str | None = None
+    awaiting: str | None = None
+    limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = 50
+    cursor: str | None = None
 
 
 class ShowTask(Query, frozen=True):

@@ -20,6 +20,7 @@ from athenaeum.services.identity.keys import key_path
 
 ATHENAEUM = [sys.executable, "-m", "athenaeum.services.cli"]
 UNENROLLED = frozenset({"agent", "key", "audit", "export", "verify-export", "replay", "schema"})
+ACTING_AS_NOBODY = frozenset({"key", "audit", "export", "verify-export", "replay", "schema"})
 T = TypeVar("T")
 
 
@@ -42,8 +43,11 @@ class Served:
             self.enrol(actor)
         env = os.environ.copy()
         env.pop("ATHENAEUM_NATS_URL", None)
+        # The options each verb takes: auditors act as nobody, and an export's check reads a file.
+        options = [] if args[0] == "verify-export" else ["--data-dir", str(self.data_dir)]
+        options += [] if args[0] in ACTING_AS_NOBODY else ["--as", actor]
         done = subprocess.run(
-            [*ATHENAEUM, *args, "--data-dir", str(self.data_dir), "--as", actor],
+            [*ATHENAEUM, *args, *options],
             capture_output=True, text=True, timeout=60, env=env,
         )
         if args[:2] == ("agent", "register") and done.returncode == 0:

@@ -42,17 +42,17 @@ def test_rejections_exit_one_with_the_error_object(served: Served) -> None:
     assert refused.returncode == 1
     assert json.loads(refused.stdout)["error"]["code"] == "sha_mismatch"
     early = served.run("ratify", "decide", "adr-4", "--decision", "reject", actor="ada")
-    assert early.returncode == 1 and early.stdout.startswith("rejected: not_pending_human")
+    assert early.returncode == 1 and early.stderr.startswith("rejected: not_pending_human") and early.stdout == ""
     served.run("ratify", "vote", "adr-4", "--sha256", SHA, "--dissent", "--atom", "A::b::c")
     plain = served.run("ratify", "decide", "adr-4", "--decision", "reject", actor="bob")
-    assert plain.returncode == 1 and plain.stdout.startswith("rejected: not_human")
+    assert plain.returncode == 1 and plain.stderr.startswith("rejected: not_human")
 
 
 def test_bad_arguments_exit_two_and_send_nothing(served: Served) -> None:
     bad = served.run("ratify", "vote", "adr-5", "--sha256", SHA, "--dissent", "--atom", "no separators")
     assert bad.returncode == 2 and "SECTION::ANCHOR::OBJECTION" in bad.stderr
     now = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, "--expires-in", "0s", "--json")
-    assert now.returncode == 2 and "--expires-in: '0s' is not a duration above zero" in now.stderr
+    assert now.returncode == 2 and "--expires-in: '0s' is not a duration above zero" in json.loads(now.stdout)["error"]["message"]
     stranger = served.run("ratify", "init", "adr-5", "--roster", "alice", "--text", TEXT, actor="Not A Slug")
     assert stranger.returncode == 2 and "'Not A Slug' is not an agent's name" in stranger.stderr
     assert served.run("ratify", "show", "adr-5").returncode == 1  # nothing was sent

@@ -100,7 +100,7 @@ def test_one_key_cannot_act_as_another_and_nothing_is_written(ledger: Served) ->
         assert done.returncode == 1 and json.loads(done.stdout)["error"]["code"] == "actor_mismatch", done.stdout
     key_path(ledger.data_dir, "bob").unlink()  # bob's key gone: his name alone proves nothing
     done = ledger.run("ratify", "vote", "adr-30", "--sha256", _sha(), "--sign", "--json", actor="bob")
-    assert done.returncode == 3 and "admits only keys its roster binds" in done.stderr
+    assert done.returncode == 3 and "admits only keys its roster binds" in json.loads(done.stdout)["error"]["message"]
     assert lines(ledger) == before
 
 

@@ -1,0 +1,80 @@
+"""The command line keeps the conventions of ``git`` and ``gh``: results on stdout, the rest on
+stderr, one JSON object with ``--json`` whatever happens, a verb's own usage on a usage error,
+help with an example, completion, and no traceback when a reader stops early."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from athenaeum.services.cli.examples import EXAMPLES
+from athenaeum.services.cli.main import SHELLS, build_parser
+from athenaeum.services.cli.parser import verb_parsers
+from tests.services.conftest import ATHENAEUM, Served
+
+TEXT = "# ADR\n"
+
+
+def athenaeum(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")} | {"ATHENAEUM_HOME": str(home)}
+    return subprocess.run([*ATHENAEUM, *args], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_every_verb_says_what_it_does_with_an_example() -> None:
+    verbs = dict(verb_parsers(build_parser()))
+    assert set(verbs) == set(EXAMPLES), "a verb without an example, or an example of no verb"
+    for words, parser in verbs.items():
+        assert parser.description, words
+        assert EXAMPLES[words].startswith("athenaeum " + " ".join(words)), words
+        assert EXAMPLES[words] in parser.format_help(), words
+
+
+def test_a_usage_error_shows_the_verbs_own_usage(tmp_path: Path) -> None:
+    unknown = athenaeum("ratify", "vote", "adr-1", "--sha256", "x", "--sign", "--colour", "red", home=tmp_path)
+    assert unknown.returncode == 2 and unknown.stdout == ""
+    assert unknown.stderr.startswith("usage: athenaeum ratify vote") and "unrecognized arguments: --colour" in unknown.stderr
+    missing = athenaeum("quorum", "ack", home=tmp_path)
+    assert missing.returncode == 2 and missing.stderr.startswith("usage: athenaeum quorum ack")
+
+
+@pytest.mark.parametrize(("args", "code"), [
+    (("ratify", "vote", "adr-1", "--colour", "--json"), 2),   # usage
+    (("check", "--as", "Not A Slug", "--json"), 2),           # usage, found after parsing
+    (("check", "--as", "bob", "--json"), 3),                  # nothing to talk to
+    (("audit", "--json"), 3),
+])
+def test_with_json_every_outcome_is_one_json_object_on_stdout(tmp_path: Path, args: tuple[str, ...], code: int) -> None:
+    done = athenaeum(*args, home=tmp_path)
+    assert done.returncode == code, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["ok"] is False and answer["error"]["code"] == {2: "usage", 3: "unavailable"}[code]
+    assert answer["error"]["message"] and done.stdout.count("\n") == 1
+
+
+@pytest.mark.parametrize("args", [("export", "--as", "alice"), ("export", "--json"), ("audit", "--as", "alice"),
+                                  ("verify-export", "x.jsonl", "--nats", "nats://x"), ("replay", "--until", "1", "--out", "x", "--key", "k")])
+def test_options_that_mean_nothing_to_a_verb_are_refused(tmp_path: Path, args: tuple[str, ...]) -> None:
+    done = athenaeum(*args, home=tmp_path)
+    assert done.returncode == 2 and "unrecognized arguments" in done.stderr + done.stdout
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_completion_code_for_each_shell(tmp_path: Path, shell: str) -> None:
+    done = athenaeum("completion", shell, home=tmp_path)
+    assert done.returncode == 0 and "athenaeum" in done.stdout
+
+
+def test_a_reader_that_stops_early_gets_clean_output_and_no_traceback(served: Served) -> None:
+    for topic in ("adr-1", "adr-2", "adr-3"):
+        assert served.run("ratify", "init", topic, "--roster", "bob", "--text", TEXT).returncode == 0
+    served.enrol("bob")
+    for pipeline in (f"{' '.join(ATHENAEUM)} export --data-dir {served.data_dir} | head -1",
+                     f"{' '.join(ATHENAEUM)} check --as bob --data-dir {served.data_dir} | head -1",
+                     f"{' '.join(ATHENAEUM)} ratify show adr-1 --json --data-dir {served.data_dir} | head -c 10",
+                     f"{' '.join(ATHENAEUM)} schema | head -c 10"):
+        done = subprocess.run(["bash", "-o", "pipefail", "-c", pipeline], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and "Traceback" not in done.stderr and done.stdout, (pipeline, done.stderr)
