@@ -10,6 +10,7 @@ they become values: about 3 µs on a vote's 265 bytes, against the milliseconds 
 from __future__ import annotations
 
 import json
+import threading
 from typing import TypeVar
 
 import msgspec
@@ -41,28 +42,33 @@ def _not_json(literal: str) -> None:
     raise ValueError(f"{literal} is not JSON")  # NaN, Infinity: the typed decoder says so
 
 
+_read = threading.local()  # whether the document being read has a whole number written as a float
+
+
+def _number(literal: str) -> float | int:
+    value = float(literal)
+    if not (value.is_integer() and abs(value) <= _EXACT):
+        return value
+    _read.whole = True
+    return int(value)
+
+
+_reader = json.JSONDecoder(object_pairs_hook=_unique, parse_float=_number, parse_constant=_not_json)
+
+
 def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
     """The command ``body`` carries, as ``decoder`` decodes it. A JSON object that names a key
     twice is ``invalid``, naming the key: which value counts would otherwise be the parser's
     choice, not the sender's. What is not JSON at all is left for ``decoder`` to describe."""
-    wholes: list[str] = []
-
-    def number(literal: str) -> float | int:
-        value = float(literal)
-        if not (value.is_integer() and abs(value) <= _EXACT):
-            return value
-        wholes.append(literal)
-        return int(value)
-
-    reader = json.JSONDecoder(object_pairs_hook=_unique, parse_float=number, parse_constant=_not_json)
+    _read.whole = False
     try:
-        document = reader.decode(body.decode())
+        document = _reader.decode(body.decode())
     except _DuplicateKey as duplicate:
         raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a command names each field once",
                       duplicate.key) from None
     except ValueError:  # not UTF-8, or not JSON
         return decoder.decode(body)
-    if wholes:
+    if _read.whole:
         try:
             body = msgspec.json.encode(document)
         except UnicodeEncodeError:  # a lone surrogate, which the decoder refuses in the original
