@@ -17,7 +17,7 @@ import msgspec
 from athenaeum.aggregates.family import Family
 from athenaeum.aggregates.rules import AlreadyExists, Context, Invalid, KeyRevoked, NotFound, NotHuman, Stamp, require_slug
 from athenaeum.aggregates.state import AggregateState, fold
-from athenaeum.events import Event
+from athenaeum.events import Event, constraints
 from athenaeum.events.fleet import (
     DORMANT_AFTER, FLEET_ID, AgentRegistered, AgentRevoked, AgentWentDormant, KeyRotated, TokenIssued, TokenRevoked,
 )
@@ -25,8 +25,8 @@ from athenaeum.events.fleet_commands import (
     AgeAgent, FleetCommand, IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey,
 )
 
-PUBLIC_KEY = re.compile(r"^U[A-Z2-7]{55}$")  # a user's public nkey (its checksum is the edge's to check)
-TOKEN_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+PUBLIC_KEY = re.compile(constraints.PUBLIC_KEY)  # a user's public nkey (its checksum is the edge's to check)
+TOKEN_SHA256 = re.compile(constraints.SHA256_HEX)
 
 
 class Fleet(AggregateState, tag="Fleet"):

@@ -34,7 +34,7 @@ from athenaeum.aggregates.rules import (
     require_text,
 )
 from athenaeum.aggregates.state import fold
-from athenaeum.events import Event, family_id
+from athenaeum.events import Event, constraints, family_id
 from athenaeum.events.quorum import (
     COORDINATOR_VETO,
     CoordinatorOverridden,
@@ -59,7 +59,7 @@ from athenaeum.events.quorum_commands import (
     QuorumCommand,
 )
 
-PROPOSAL_ID = re.compile(r"[0-9A-F]{8}")
+PROPOSAL_ID = re.compile(constraints.PROPOSAL_ID)
 ID_ATTEMPTS = 4  # derived ids that may collide with someone else's before giving up
 SHORT_FORM = 400  # characters: longer texts are accepted with a warning, the channel is short-form
 DEFAULT_DEADLINE = timedelta(hours=24)

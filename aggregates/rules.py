@@ -12,17 +12,16 @@ import msgspec
 
 from athenaeum.aggregates.context import Context
 from athenaeum.events import Event
+from athenaeum.events.constraints import (  # noqa: F401  the rules' limits, where they are declared
+    AGENT_SLUG, ARTIFACT_LIMIT, COMMAND_ID_LIMIT, PAGE_PATH_LIMIT, PAGE_SEGMENTS, TEXT_LIMIT,
+)
 from athenaeum.events.page import beside_the_pages
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,62}$")
-PAGE_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
-PAGE_PATH_LIMIT = 255
+SLUG = re.compile(AGENT_SLUG)
+PAGE_PATH = re.compile(f"^{PAGE_SEGMENTS}$")
 # Deadlines are met by the message schedules of the timer service, which count nanoseconds since
 # 1970 in 64 bits and so end in April 2262 (a later one fires at once): a margin short of that.
 LAST_YEAR = 2200
-TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
-ARTIFACT_LIMIT = 512 * 1024
-COMMAND_ID_LIMIT = 256  # bytes: an idempotency key, copied into every event the command appends
 # Texts whose family's rules allow more than TEXT_LIMIT, and check it themselves.
 LONG_TEXTS = frozenset({"artifact", "content", "rawMarkdown", "rulingMarkdown"})
 

@@ -9,11 +9,11 @@ import re
 
 from athenaeum.aggregates.rules import Invalid, NotFound, RuleViolation
 from athenaeum.aggregates.task_state import Task
+from athenaeum.events import task_commands
 from athenaeum.events.task import TaskStatus
+from athenaeum.events.task_commands import MARKDOWN_LIMIT, TITLE_LIMIT
 
-ROLE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-MARKDOWN_LIMIT = 512_000  # characters, for raw reviews and ruling markdown
-TITLE_LIMIT = 1024
+ROLE = re.compile(task_commands.ROLE)
 ESCALATION_DETAIL = 500  # code points of the ruling that become the failure detail
 TERMINAL = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.INTEGRATED)
 RESETTABLE = (TaskStatus.COMPLETED, TaskStatus.FAILED)  # integrated work is merged: not retried

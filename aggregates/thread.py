@@ -27,6 +27,7 @@ from athenaeum.aggregates.rules import (
 from athenaeum.aggregates.state import fold
 from athenaeum.aggregates.thread_state import Closure, Status, Thread, evolve
 from athenaeum.events import Event, family_id
+from athenaeum.events.constraints import CLOSURE_PAGES_LIMIT as MAX_PAGES
 from athenaeum.events.thread import (
     ClosureRecognized,
     ClosureRefused,
@@ -46,14 +47,13 @@ from athenaeum.events.thread_commands import (
     CloseThread,
     Contribute,
     OpenThread,
+    TARGET_LIMIT,
     RecognizeClosure,
     RefuseClosure,
     ReopenThread,
     ThreadCommand,
 )
 
-TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
-MAX_PAGES = 50  # canon pages one closure may propose: all are written in one append
 # A closure's current_at_close may differ from the sum by this much per axis, compared in floats
 # exactly as the original wiki auditor's D6 does (so 1.01 against a sum of 1.0 is out: the
 # float difference is just over 0.01), so that no closure accepted here is HARD there.

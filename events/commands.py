@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 import msgspec
+
+from athenaeum.events.constraints import COMMAND_ID_LIMIT, texts
 
 
 class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -16,7 +18,7 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     # the service then reads it, at a position it records with the command.
     reads_fleet: ClassVar[bool] = False
 
-    command_id: str | None = None
+    command_id: Annotated[str, texts(COMMAND_ID_LIMIT)] | None = None
 
 
 class Proof(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

@@ -7,6 +7,7 @@ from typing import ClassVar
 import msgspec
 
 from athenaeum.events.commands import Command
+from athenaeum.events.constraints import Agent, LongSaid, PagePath, Said, Slug
 from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope, page_path
 
 
@@ -15,46 +16,46 @@ class OnPage(Command, frozen=True):
     (``wiki/canon/rules.md`` and ``canon/rules.md`` are one page): it carries the former, so
     it reads the same whichever way it was named, here, in its signature and in the ledger."""
 
-    page: str
+    page: PagePath
 
     def __post_init__(self) -> None:
         msgspec.structs.force_setattr(self, "page", page_path(self.page))
 
 
 class InitPage(OnPage, frozen=True):
-    content: str
+    content: LongSaid
     scope: Scope = Scope.STRUCTURAL
-    from_thread: str | None = None
+    from_thread: Slug | None = None
 
 
 class ReadPage(OnPage, frozen=True):
-    session_id: str
+    session_id: Said
 
 
 class EndorsePage(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
     status: Endorsing
-    session_id: str
+    session_id: Said
     rev: int | None = None  # when given, must be the current rev
 
 
 class EditPage(OnPage, frozen=True):
-    content: str
+    content: LongSaid
     significant: bool = False  # the editor may mark an edit significant; it may also be computed so
 
 
 class DisputePage(OnPage, frozen=True):
-    section: str
-    thread: str | None = None
+    section: Said
+    thread: Slug | None = None
 
 
 class ResolveDispute(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
-    agent: str
-    decision: str
-    thread: str
+    agent: Agent
+    decision: Said
+    thread: Slug
 
 
 class ApprovePage(OnPage, frozen=True):
@@ -82,7 +83,7 @@ class ChangeLifecycle(OnPage, frozen=True):
     reads_fleet: ClassVar[bool] = True
 
     to: Lifecycle
-    reason: str
+    reason: Said
 
 
 PageCommand = (InitPage | ReadPage | EndorsePage | EditPage | DisputePage | ResolveDispute | ApprovePage

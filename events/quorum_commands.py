@@ -8,49 +8,53 @@ from typing import Annotated
 import msgspec
 
 from athenaeum.events.commands import Command
+from athenaeum.events.constraints import AGENTS_LIMIT, Agent, Agents, Duration, ProposalId, Said
 from athenaeum.events.quorum import CoordinatorDecision, Preset
+
+# Of the electorate: k at most its size, N exactly its size (the rules check it).
+Count = Annotated[int, msgspec.Meta(ge=1, le=AGENTS_LIMIT, description="at most the electorate's size")]
 
 
 class ProposeQuorum(Command, frozen=True):
-    text: str
-    electorate: list[str]
+    text: Said
+    electorate: Agents
     # k; or a preset scaled to the electorate. An explicit threshold wins over a preset.
-    threshold: int | None = None
-    total: int | None = None  # the N of "K/N": when given, must be the electorate's size
+    threshold: Count | None = None
+    total: Count | None = None  # the N of "K/N": when given, must be the electorate's size
     preset: Preset | None = None
     # Default: 24 hours after the service receives it. A time without a zone is refused.
-    deadline: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    deadline_in: str | None = None  # or a duration (24h, 2d, 30m) from the service's clock
+    deadline: Annotated[datetime, msgspec.Meta(tz=True, description="in the future, before 2200")] | None = None
+    deadline_in: Duration | None = None  # or a duration (24h, 2d, 30m) from the service's clock
     veto_on_nack: bool = False
-    coordinator: str | None = None
+    coordinator: Agent | None = None
     # Default: derived from the command_id, so a retried proposal lands on the same id.
-    proposal_id: str | None = None
+    proposal_id: ProposalId | None = None
 
 
 class AckProposal(Command, frozen=True):
-    proposal_id: str
+    proposal_id: ProposalId
 
 
 class NackProposal(Command, frozen=True):
-    proposal_id: str
-    reason: str
+    proposal_id: ProposalId
+    reason: Said
 
 
 class BreakTie(Command, frozen=True):
-    proposal_id: str
+    proposal_id: ProposalId
     decision: CoordinatorDecision
 
 
 class OverrideProposal(Command, frozen=True):
-    proposal_id: str
+    proposal_id: ProposalId
     decision: CoordinatorDecision
-    reason: str
+    reason: Said
 
 
 class ExpireProposal(Command, frozen=True):
     """Sent by the timer service when a proposal's deadline passes."""
 
-    proposal_id: str
+    proposal_id: ProposalId
 
 
 QuorumCommand = ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal

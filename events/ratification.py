@@ -11,6 +11,7 @@ from datetime import datetime
 import msgspec
 
 from athenaeum.events.base import Event
+from athenaeum.events.constraints import Said, Text
 
 
 class Mode(enum.Enum):
@@ -46,13 +47,13 @@ class TallyOutcome(enum.Enum):
 class AtomRef(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Where in the artifact an objection applies."""
 
-    section: str
-    anchor: str
+    section: Said
+    anchor: Said
 
 
 class DissentItem(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     atom: AtomRef
-    objection: str
+    objection: Said
     proposed_resolution: Resolution
 
 
@@ -74,14 +75,14 @@ class Signature(msgspec.Struct, frozen=True):
 
 
 class Note(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    atom: str
-    note: str
+    atom: Text
+    note: Text
 
 
 class Caveat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    atom: str
-    verifier: str | None = None
-    ticket: str | None = None
+    atom: Text
+    verifier: Text | None = None
+    ticket: Text | None = None
 
 
 class ArtifactFrozen(Event, tag="ArtifactFrozen"):

@@ -8,51 +8,56 @@ from typing import Annotated
 import msgspec
 
 from athenaeum.events.commands import Command
+from athenaeum.events.constraints import (
+    DECISION_LIMIT, DISSENT_LIMIT, Agents, Duration, LongSaid, Said, Slug, Text, listing,
+)
 from athenaeum.events.ratification import Caveat, Decision, DissentItem, HumanChoice, Mode, Note
+
+DissentItems = Annotated[list[DissentItem], listing(DISSENT_LIMIT, "dissent items")]
 
 
 class InitRatification(Command, frozen=True):
-    topic: str
-    roster: list[str]
-    artifact: str
+    topic: Slug
+    roster: Agents
+    artifact: LongSaid
     mode: Mode = Mode.STANDARD
     # Default: 72 hours after the service receives it. A time without a zone is refused.
-    expires_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
-    expires_in: str | None = None  # or a duration (72h, 14d, 30m) from the service's clock
-    sha256: str | None = None  # when given, must be the artifact's
-    artifact_origin: str = "inline"
-    supersedes: str | None = None
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True, description="in the future, before 2200")] | None = None
+    expires_in: Duration | None = None  # or a duration (72h, 14d, 30m) from the service's clock
+    sha256: Text | None = None  # when given, must be the artifact's
+    artifact_origin: Said = "inline"
+    supersedes: Slug | None = None
 
 
 class CastVote(Command, frozen=True):
-    topic: str
-    sha256: str
+    topic: Slug
+    sha256: Text
     decision: Decision
-    dissent: list[DissentItem] = []
+    dissent: DissentItems = []
 
 
 class RecordHumanDecision(Command, frozen=True):
-    topic: str
+    topic: Slug
     decision: HumanChoice
-    notes: list[Note] = []
-    caveats: list[Caveat] = []
-    atoms: list[str] = []
+    notes: Annotated[list[Note], listing(DECISION_LIMIT, "notes")] = []
+    caveats: Annotated[list[Caveat], listing(DECISION_LIMIT, "caveats")] = []
+    atoms: Annotated[list[Text], listing(DECISION_LIMIT, "atoms")] = []
 
 
 class SplitAtom(Command, frozen=True):
-    topic: str
-    atom: str
-    into: list[DissentItem]
+    topic: Slug
+    atom: Text
+    into: DissentItems
 
 
 class CancelRatification(Command, frozen=True):
-    topic: str
+    topic: Slug
 
 
 class ExpireRatification(Command, frozen=True):
     """Sent by the timer service when a ratification's window closes."""
 
-    topic: str
+    topic: Slug
 
 
 RatificationCommand = InitRatification | CastVote | RecordHumanDecision | SplitAtom | CancelRatification | ExpireRatification

@@ -11,6 +11,9 @@ from typing import Annotated
 import msgspec
 
 from athenaeum.events.commands import Command
+from athenaeum.events.constraints import (
+    FINDINGS_LIMIT, NON_BLANK, ROLES_LIMIT, Said, Text, listing, schema_only, texts,
+)
 from athenaeum.events.task import (
     DEFAULT_REVIEW_CYCLE_BUDGET,
     BuildStatus,
@@ -25,10 +28,22 @@ from athenaeum.events.task import (
 COMMIT_SHA_LIMIT = 128
 LONG_TEXT_LIMIT = 32_768  # characters: a contradiction's notes, a finding's fix, a ruling's rationale
 FAILURE_DETAIL_LIMIT = 4096
+MARKDOWN_LIMIT = 512_000  # characters, for raw reviews and ruling markdown
+TITLE_LIMIT = 1024
+ROLE = r"^[A-Za-z0-9_-]{1,64}$"
+
+Role = Annotated[str, msgspec.Meta(pattern=ROLE)]
+Title = Annotated[str, texts(TITLE_LIMIT, "characters"), schema_only(pattern=NON_BLANK)]
+LongText = Annotated[str, texts(LONG_TEXT_LIMIT, "characters")]
+Markdown = Annotated[str, texts(MARKDOWN_LIMIT, "characters")]
+# Cross-field rules (which transition reads which key, the pair a ruling names) and the
+# original's messages and order are the family's rules: the schema shows these bounds only.
+FindingIds = Annotated[list[int], schema_only(minItems=2, maxItems=2)]
+FindingId = Annotated[int, schema_only(minimum=1)]
 
 
 class InProject(Command, frozen=True, rename="camel"):
-    project_id: str  # over HTTP, the X-Project-Id header
+    project_id: Said  # over HTTP, the X-Project-Id header
 
 
 class OnTask(InProject, frozen=True):
@@ -36,10 +51,10 @@ class OnTask(InProject, frozen=True):
 
 
 class CreateTask(InProject, frozen=True):
-    title: str
-    plan_path: str | None = None  # the original's tasks may be a title alone
-    review_cycle_budget: int = DEFAULT_REVIEW_CYCLE_BUDGET
-    reviewer_roles: list[str] = []
+    title: Title
+    plan_path: Said | None = None  # the original's tasks may be a title alone
+    review_cycle_budget: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_REVIEW_CYCLE_BUDGET
+    reviewer_roles: Annotated[list[Role], listing(ROLES_LIMIT, "roles")] = []
 
 
 class ClaimTask(OnTask, frozen=True):
@@ -49,8 +64,8 @@ class ClaimTask(OnTask, frozen=True):
 class Contradiction(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
     """Two findings that cannot both be addressed, in the original's nested shape."""
 
-    finding_ids: list[int] | None = None
-    notes: Annotated[str, msgspec.Meta(max_length=LONG_TEXT_LIMIT)] = ""
+    finding_ids: FindingIds | None = None
+    notes: LongText = ""
 
 
 class TransitionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
@@ -61,15 +76,15 @@ class TransitionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel
     "contradiction": {"findingIds", "notes"}}``, or flat, ``{"findingIds", "notes"}``."""
 
     build_status: BuildStatus | None = None  # built
-    commit_sha: Annotated[str, msgspec.Meta(max_length=COMMIT_SHA_LIMIT)] | None = None  # built
-    reviewer_role: str | None = None  # reviewing, while reviewing: a reviewer's verdict
+    commit_sha: Annotated[str, texts(COMMIT_SHA_LIMIT, "characters")] | None = None  # built
+    reviewer_role: Annotated[str, schema_only(pattern=ROLE)] | None = None  # reviewing, while reviewing
     verdict: Verdict | None = None  # reviewing, while reviewing
     trigger: Trigger | None = None  # arbitrating
     contradiction: Contradiction | None = None  # arbitrating
-    finding_ids: list[int] | None = None  # arbitrating
-    notes: Annotated[str, msgspec.Meta(max_length=LONG_TEXT_LIMIT)] = ""  # arbitrating
+    finding_ids: FindingIds | None = None  # arbitrating
+    notes: LongText = ""  # arbitrating
     failure_reason: FailureReason | None = None  # failed
-    failure_detail: Annotated[str, msgspec.Meta(max_length=FAILURE_DETAIL_LIMIT)] = ""  # failed
+    failure_detail: Annotated[str, texts(FAILURE_DETAIL_LIMIT, "characters")] = ""  # failed
 
 
 class TransitionTask(OnTask, frozen=True):
@@ -84,40 +99,40 @@ class TransitionTask(OnTask, frozen=True):
 
 class FindingInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
     severity: Severity
-    title: str
-    description: str = ""
-    evidence: str = ""
-    fix: str = ""
-    file_path: str | None = None
+    title: Title
+    description: LongText = ""
+    evidence: LongText = ""
+    fix: LongText = ""
+    file_path: Text | None = None
     line: Annotated[int, msgspec.Meta(ge=0)] | None = None
     ordinal: Annotated[int, msgspec.Meta(ge=0)] | None = None  # default: its place in the list
 
 
 class PostReview(OnTask, frozen=True):
     cycle: Annotated[int, msgspec.Meta(ge=0)]  # the cycle reviewed: the task's current one
-    reviewer_role: str
+    reviewer_role: Role
     verdict: Verdict
-    raw_markdown: str = ""
-    findings: list[FindingInput] = []
+    raw_markdown: Markdown = ""
+    findings: Annotated[list[FindingInput], listing(FINDINGS_LIMIT, "findings")] = []
 
 
 class ResolutionInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", forbid_unknown_fields=True):
-    upheld_finding_id: int
-    retired_finding_id: int
-    rationale: str = ""
+    upheld_finding_id: FindingId
+    retired_finding_id: FindingId
+    rationale: Annotated[LongText, schema_only(minLength=1)]  # required: the rule says when it is empty
 
 
 class PostRuling(OnTask, frozen=True):
     # The rest is checked by the rule, in the order PROTOCOLS.md fixes, after the enums here.
     trigger: Trigger
     ruling: Ruling
-    ruling_markdown: Annotated[str, msgspec.Meta(description="required: 1 to 512,000 characters")] = ""
+    ruling_markdown: Annotated[Markdown, schema_only(minLength=1)]  # required: the rule says when it is empty
     contradiction_resolution: Annotated[ResolutionInput | None, msgspec.Meta(
         description="required for a rule ruling, absent otherwise")] = None
 
 
 class EndRoleSession(OnTask, frozen=True):
-    role: str
+    role: Role
     exit_code: int
 
 

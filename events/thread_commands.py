@@ -2,44 +2,61 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import msgspec
 
 from athenaeum.events.commands import Command
+from athenaeum.events.constraints import (
+    AGENTS_LIMIT, CLOSURE_PAGES_LIMIT, QUESTIONS_LIMIT, Agent, PagePath, Said, Slug, listing, schema_only,
+)
 from athenaeum.events.page import page_path
 from athenaeum.events.thread import Axis, Vector
 
+TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
+
+
+def _axes(**bounds: float | bool) -> msgspec.Meta:
+    """The same bounds on each axis of a vector, which the rules check."""
+    return schema_only(properties={axis.value: bounds for axis in Axis})
+
+
+Scores = Annotated[Vector | None, _axes(minimum=0, maximum=1)]  # of the preceding entry, each in [0, 1]
+Target = Annotated[Vector, _axes(exclusiveMinimum=0, maximum=TARGET_LIMIT)]
+
 
 class OpenThread(Command, frozen=True):
-    slug: str
-    context: str
-    target: Vector
-    body: str  # the first entry
+    slug: Slug
+    context: Said
+    target: Target
+    body: Said  # the first entry
     declared_axis: Axis | None = None
-    questions: list[str] = []
-    topics: list[str] = []
-    participants: list[str] = []
+    questions: Annotated[list[Said], listing(QUESTIONS_LIMIT, "questions")] = []
+    topics: Annotated[list[Said], listing(QUESTIONS_LIMIT, "topics")] = []
+    participants: Annotated[list[Agent], listing(AGENTS_LIMIT, "agents")] = []
 
 
 class AskQuestion(Command, frozen=True):
-    slug: str
-    question: str
+    slug: Slug
+    question: Said
 
 
 class Contribute(Command, frozen=True):
-    slug: str
-    body: str
-    eval: Vector | None = None  # scores of the preceding entry; required after the first
+    slug: Slug
+    body: Said
+    eval: Scores = None  # scores of the preceding entry; required after the first
     ref: int | None = None  # when given, must be the preceding entry's n
     declared_axis: Axis | None = None
 
 
 class CloseThread(Command, frozen=True):
-    slug: str
-    eval: Vector | None
+    slug: Slug
+    eval: Scores
     current: Vector  # Σ of every evaluation, this one included
-    summary: str
-    pages: list[str]  # paths inside wiki/, or from the repository's root: one page either way
-    patch_summary: str
+    summary: Said
+    # Paths inside wiki/, or from the repository's root: one page either way.
+    pages: Annotated[list[PagePath], listing(CLOSURE_PAGES_LIMIT, "canon pages", least=1), schema_only(uniqueItems=True)]
+    patch_summary: Said
     ref: int | None = None
 
     def __post_init__(self) -> None:
@@ -47,20 +64,20 @@ class CloseThread(Command, frozen=True):
 
 
 class ReopenThread(Command, frozen=True):
-    slug: str
-    eval: Vector | None
-    reason: str
-    discovery: str
+    slug: Slug
+    eval: Scores
+    reason: Said
+    discovery: Said
     ref: int | None = None
 
 
 class RecognizeClosure(Command, frozen=True):
-    slug: str
+    slug: Slug
 
 
 class RefuseClosure(Command, frozen=True):
-    slug: str
-    reason: str
+    slug: Slug
+    reason: Said
 
 
 ThreadCommand = OpenThread | AskQuestion | Contribute | CloseThread | ReopenThread | RecognizeClosure | RefuseClosure

@@ -53,8 +53,11 @@ SERVICE = Credential(service=True)
 def signed(pair: nkeys.KeyPair, ledger_id: str, command: Command, actor: str, at: datetime | None = None) -> Credential:
     """``command`` as ``actor`` signs it with its key ``pair`` for the ledger ``ledger_id``."""
     at = at or datetime.now(timezone.utc)
-    # As the service will read it: a float field given an int (Vector(1, 1, 1)) is 1.0 there.
-    canonical = _encoder.encode(msgspec.json.decode(_encoder.encode(command), type=type(command)))
+    encoded = _encoder.encode(command)
+    try:  # As the service will read it: a float field given an int (Vector(1, 1, 1)) is 1.0 there.
+        canonical = _encoder.encode(msgspec.json.decode(encoded, type=type(command)))
+    except msgspec.ValidationError:  # over a limit, say: the service refuses it before any signature counts
+        canonical = encoded
     message = signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, canonical)
     return Credential(signature=sign(pair, message), signed_at=at)
 

@@ -58,7 +58,8 @@ class RejectedReply(msgspec.Struct):
 
 
 _encoder = msgspec.json.Encoder()
-_FIELD = re.compile(r"at `\$\.([^`\[]+)")
+_FIELD = re.compile(r"at `\$\.([^`]+)`")
+_INDEX = re.compile(r"\[[^\]]*\]")  # a list's index or a dict's key in msgspec's path
 _NAMED = re.compile(r"(?:unknown|missing required) field `([^`]+)`")
 
 
@@ -99,6 +100,10 @@ def malformed(error: msgspec.DecodeError) -> Reply:
 
 
 def field_named(message: str) -> str | None:
-    """The field a msgspec decoding error names, if any."""
-    found = _FIELD.search(message) or _NAMED.search(message)
-    return found.group(1) if found else None
+    """The field a msgspec decoding error names, if any, as a dotted path without list indexes:
+    ``... - at `$.caveats[0].verifier` `` names ``caveats.verifier``, and ``unknown field `x` -
+    at `$.payload` `` names ``payload.x``."""
+    path, named = _FIELD.search(message), _NAMED.search(message)
+    fields = [_INDEX.sub("", path.group(1))] if path else []
+    fields += [named.group(1)] if named else []
+    return ".".join(fields) or None

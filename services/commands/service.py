@@ -19,6 +19,7 @@ from nats.micro.service import Service
 from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
 from athenaeum.services.commands.credentials import Credential, require_public_key
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
 from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
@@ -65,7 +66,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
         else:
             try:
                 credential = credential_of(headers)
-                command = decoder.decode(request.data)
+                command = read_command(request.data, decoder)
                 require_bounded_texts(command)
                 require_public_key(command)
             except msgspec.DecodeError as error:

@@ -8,26 +8,34 @@ reachable. Routes are generated from the one table of commands, and the OpenAPI 
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Litestar, MediaType, Request, Response, get, post
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.handlers import HTTPRouteHandler
 from litestar.openapi import OpenAPIConfig
-from litestar.openapi.spec import Components, SecurityScheme
+from litestar.params import Parameter
 from nats.aio.client import Client
 
-from athenaeum.aggregates.rules import SLUG
+from athenaeum.aggregates.rules import SLUG, RuleViolation
+from athenaeum.events.constraints import AGENT_SLUG
+from athenaeum.projectors.ratification_records import RECORDS
 from athenaeum.services.http import a2a
 from athenaeum.services.http import tasks as http_tasks
+from athenaeum.services.http.openapi import SECURITY, contract
 from athenaeum.services.http.common import (
     COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
     error_response, reply_response, waiting_for,
 )
 from athenaeum.services.commands.replies import field_named
 from athenaeum.services.commands.routes import EXPOSED, Route
+from athenaeum.services.commands.reading import read_command
+
+
+AgentPath = Annotated[str, Parameter(schema_extra={"pattern": AGENT_SLUG})]  # checked here, with its message
 
 
 def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
@@ -49,13 +57,14 @@ def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
 
 def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
     @get("/check/{agent:str}", tags=["reads"], responses=READ_ERRORS)
-    async def check(agent: str, after: After = None) -> Response[Any]:
+    async def check(agent: AgentPath, after: After = None) -> Response[Any]:
         if not SLUG.fullmatch(agent):
             return error_response({"code": "invalid", "message": f"{agent!r} is not an agent slug", "field": "agent"})
         return answer_response(await gateway.query("check", agent=agent, **waiting_for(after)))
 
     @get("/ratifications/{topic:str}", tags=["reads"], responses=READ_ERRORS)
-    async def ratification(topic: str, render: str | None = None, after: After = None) -> Response[Any]:
+    async def ratification(topic: str, render: Literal[RECORDS] | None = None,  # type: ignore[valid-type]
+                           after: After = None) -> Response[Any]:
         if render:
             return answer_response(await gateway.query("ratification.render", topic=topic, record=render, **waiting_for(after)))
         return answer_response(await gateway.query("ratification.show", topic=topic, **waiting_for(after)))
@@ -70,10 +79,7 @@ def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
         return answer_response(await gateway.query(name, slug=slug, **waiting_for(after)))
 
     @get("/pages/{path:path}", tags=["reads"], responses=READ_ERRORS)
-    async def page(path: str, render: str | None = None, after: After = None) -> Response[Any]:
-        if render not in (None, "consensus"):
-            return error_response({"code": "invalid", "message": f"render={render!r}: a page renders only its "
-                                   "consensus block", "field": "render"})
+    async def page(path: str, render: Literal["consensus"] | None = None, after: After = None) -> Response[Any]:
         name = "page.consensus" if render == "consensus" else "page.show"
         return answer_response(await gateway.query(name, page=path.lstrip("/"), **waiting_for(after)))
 
@@ -87,7 +93,10 @@ def _reads(gateway: Gateway) -> list[HTTPRouteHandler]:
 
 @get("/openapi.json", include_in_schema=False)
 async def openapi_json(request: Request) -> Response[bytes]:
-    return Response(msgspec.json.encode(request.app.openapi_schema.to_schema()), media_type=MediaType.JSON)
+    document = request.app.state.get("openapi")
+    if document is None:  # made once, on the first request: every route is known by then
+        document = request.app.state.openapi = msgspec.json.encode(contract(request.app))
+    return Response(document, media_type=MediaType.JSON)
 
 
 async def strict_request(request: Request) -> Response[bytes] | None:
@@ -108,12 +117,19 @@ async def strict_request(request: Request) -> Response[bytes] | None:
     body = await request.body()
     if data.is_optional and not body.strip():
         return None
-    try:
-        msgspec.json.decode(body, type=data.annotation)
+    try:  # as the NATS service reads it; the framework's decoder would keep the last of two values
+        read_command(body, _decoder(data.annotation))
+    except RuleViolation as violation:
+        return error_response({"code": violation.code, "message": violation.message, "field": violation.field})
     except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
         return error_response({"code": "invalid", "message": f"the request is not valid: {error}",
                                "field": field_named(str(error)) or "body"})
     return None
+
+
+@functools.cache
+def _decoder(body: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(body)
 
 
 def invalid_body(request: Request, error: ValidationException) -> Response[bytes]:
@@ -138,7 +154,8 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
         if path.startswith("/tasks/"):
             message += " (task ids and review cycles are integers)"
     body = msgspec.json.encode({"ok": False, "error": {"code": code, "message": message}})
-    return Response(body, status_code=error.status_code, media_type=MediaType.JSON)
+    # A 405's Allow header names the methods the path takes.
+    return Response(body, status_code=error.status_code, media_type=MediaType.JSON, headers=error.headers)
 
 
 def create_app(nc: Client, base_url: str, trusted: frozenset[str] = frozenset()) -> Litestar:
@@ -154,10 +171,6 @@ def create_app(nc: Client, base_url: str, trusted: frozenset[str] = frozenset())
         before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
-        openapi_config=OpenAPIConfig(
-            title="Athenaeum", version=metadata.version("athenaeum"),
-            # An agent bound to a key sends its token (athenaeum agent token NAME); see the README.
-            components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
-            security=[{"bearer": []}],
-        ),
+        # An agent bound to a key sends its token (athenaeum agent token NAME); see the README.
+        openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum"), components=SECURITY),
     )

@@ -13,6 +13,7 @@ from litestar.params import HeaderParameter, QueryParameter
 from nats.aio.client import Client
 
 from athenaeum.aggregates.rules import SLUG
+from athenaeum.events.constraints import AGENT_SLUG, COMMAND_ID_LIMIT
 from athenaeum.events.commands import Command
 from athenaeum.projectors import a2a_tasks
 from athenaeum.services.client import AthenaeumClient, Unreachable
@@ -26,13 +27,17 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 # Python's json.dumps writes emoji), with room to spare; re-encoded for NATS it is 2 MB at most.
 MAX_BODY = 7 * 1024 * 1024
 # The headers, declared on the routes that read them so the OpenAPI document lists them.
-AgentHeader = Annotated[str | None, HeaderParameter(name=AGENT_HEADER, required=False, description="who acts")]
+AgentHeader = Annotated[str | None, HeaderParameter(
+    name=AGENT_HEADER, required=False, description="who acts", schema_extra={"pattern": AGENT_SLUG})]
 IdempotencyHeader = Annotated[str | None, HeaderParameter(
-    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing")]
+    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing",
+    schema_extra={"maxLength": COMMAND_ID_LIMIT})]
+# Required (400 without it, or empty, with the original's message), which the route checks itself.
 ProjectHeader = Annotated[str | None, HeaderParameter(
-    name="X-Project-Id", required=False, description="the task's project; 400 without it")]
-# ``?after=<position>``: wait until the views reach the caller's own write.
-After = Annotated[int | None, QueryParameter(name="after", required=False)]
+    name="X-Project-Id", required=True, description="the task's project; 400 without it",
+    schema_extra={"pattern": r"\S"})]
+# ``?after=<position>``: wait until the views reach the caller's own write (one the ledger holds).
+After = Annotated[int | None, QueryParameter(name="after", required=False, ge=0, schema_extra={"minimum": 0})]
 
 
 def documented(body: type, description: str) -> ResponseSpec:
@@ -49,6 +54,8 @@ READ_ERRORS = {
 COMMAND_ERRORS = READ_ERRORS | {
     400: documented(RejectedReply, "invalid: the body, a header or a field breaks a rule; the error names the "
                                    "field, and nothing is written"),
+    401: documented(RejectedReply, "who sends is not proven (unauthenticated, bad_signature)"),
+    403: documented(RejectedReply, "who sends is proven, and may not (actor_mismatch, key_revoked, not_human)"),
     409: documented(RejectedReply, "the command conflicts with the record's state (already_voted, not_open, ...)"),
     422: documented(RejectedReply, "another rule of PROTOCOLS.md refuses the command (not_rostered, ...)"),
 }

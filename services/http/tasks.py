@@ -14,10 +14,10 @@ from typing import Annotated, Any
 import msgspec
 from litestar import MediaType, Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
-from litestar.params import HeaderParameter
+from litestar.params import HeaderParameter, Parameter
 
 from athenaeum.events.commands import Command
-from athenaeum.events.task import TaskStatus
+from athenaeum.events.task import TaskStatus, Trigger
 from athenaeum.events.task_commands import (
     ClaimTask,
     CreateTask,
@@ -40,7 +40,13 @@ from athenaeum.services.commands.replies import Reply
 PROJECT_HEADER = "X-Project-Id"
 DEFAULT_PROJECT = "default"
 DefaultedProjectHeader = Annotated[str | None, HeaderParameter(
-    name=PROJECT_HEADER, required=False, description=f"the task's project; without it, {DEFAULT_PROJECT!r}")]
+    name=PROJECT_HEADER, required=False, description=f"the task's project; without it, {DEFAULT_PROJECT!r}",
+    schema_extra={"pattern": r"\S"})]
+# What the routes check themselves, with the original's messages and order; the document shows it.
+TaskId = Annotated[int, Parameter(schema_extra={"minimum": 1})]
+Cycle = Annotated[int, Parameter(schema_extra={"minimum": 0})]
+TriggerName = Annotated[str, Parameter(schema_extra={"enum": [trigger.value for trigger in Trigger]})]
+StatusName = Annotated[str | None, Parameter(schema_extra={"enum": [status.value for status in TaskStatus]})]
 
 CreateBody, TransitionBody, ReviewBody, RulingBody, SessionBody = (
     body_of(command) for command in (CreateTask, TransitionTask, PostReview, PostRuling, EndRoleSession)
@@ -116,7 +122,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return failed or json(TaskCreatedReply(True, facts(reply, "TaskIdIssued")["number"], reply.position))
 
     @get("/tasks", tags=["tasks"], responses=TASK_READ_ERRORS)
-    async def listed(request: Request, status: str | None = None, after: After = None,
+    async def listed(request: Request, status: StatusName = None, after: After = None,
                      project: DefaultedProjectHeader = None) -> Response[Any]:
         """The project's tasks, oldest first; ``?status=arbitrating`` is an arbitrator's work."""
         scope, refused = scoped(request, guarded=False)
@@ -126,7 +132,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                                    **waiting_for(after)))
 
     @get("/tasks/{task_id:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
-    async def show(task_id: int, request: Request, after: After = None,
+    async def show(task_id: TaskId, request: Request, after: After = None,
                    project: DefaultedProjectHeader = None) -> Response[Any]:
         return await read(request, "task.show", task_id, after, guarded=False)
 
@@ -139,21 +145,21 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
 
     @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
     async def claim(
-        task_id: int, request: Request, data: NoFields | None = None,
+        task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, ClaimTask, guarded=False)
 
     @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
     async def transition(
-        task_id: int, data: TransitionBody, request: Request,  # type: ignore[valid-type]
+        task_id: TaskId, data: TransitionBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, TransitionTask, guarded=True, **msgspec.structs.asdict(data))
 
     @post("/tasks/{task_id:int}/integrate", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
     async def integrate(
-        task_id: int, request: Request, data: NoFields | None = None,
+        task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         """A completed task's work is merged: the transition to ``integrated``."""
@@ -161,7 +167,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
 
     @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=answers(ReviewAcceptedReply))
     async def review(
-        task_id: int, data: ReviewBody, request: Request,  # type: ignore[valid-type]
+        task_id: TaskId, data: ReviewBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         scope, refused = scoped(request, task_id)
@@ -175,7 +181,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                                         reply.position))
 
     @get("/tasks/{task_id:int}/reviews/{cycle:int}", tags=["tasks"], responses=TASK_READ_ERRORS)
-    async def reviews(task_id: int, cycle: int, request: Request, after: After = None,
+    async def reviews(task_id: TaskId, cycle: Cycle, request: Request, after: After = None,
                       project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         if cycle < 0:  # after the header and the task id, as the original checks them
             return scoped(request, task_id)[1] or invalid(f"invalid cycle {cycle}: cycles count from 0", "cycle")
@@ -183,7 +189,7 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
 
     @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=answers(RulingAcceptedReply))
     async def arbitrate(
-        task_id: int, data: RulingBody, request: Request,  # type: ignore[valid-type]
+        task_id: TaskId, data: RulingBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         scope, refused = scoped(request, task_id)
@@ -196,25 +202,25 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return json(RulingAcceptedReply(facts(reply, "RulingPosted")["originator_version"], status, reply.position))
 
     @get("/tasks/{task_id:int}/arbitrations", tags=["tasks"], responses=TASK_READ_ERRORS)
-    async def arbitrations(task_id: int, request: Request, after: After = None,
+    async def arbitrations(task_id: TaskId, request: Request, after: After = None,
                            project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         return await read(request, "task.arbitrations", task_id, after)
 
     @get("/tasks/{task_id:int}/arbitrations/{trigger:str}/addendum", tags=["tasks"], responses=TASK_READ_ERRORS)
-    async def addendum(task_id: int, trigger: str, request: Request, after: After = None,
+    async def addendum(task_id: TaskId, trigger: TriggerName, request: Request, after: After = None,
                        project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         return await read(request, "task.addendum", task_id, after, trigger=trigger)
 
     @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
     async def session_ended(
-        task_id: int, data: SessionBody, request: Request,  # type: ignore[valid-type]
+        task_id: TaskId, data: SessionBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, EndRoleSession, guarded=True, **msgspec.structs.asdict(data))
 
     @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
     async def reset(
-        task_id: int, request: Request, data: NoFields | None = None,
+        task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, ResetTask, guarded=False)

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import msgspec
 from litestar import MediaType, Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter
 
 from athenaeum.services.http.a2a import v0_3, v1_0
@@ -25,6 +26,7 @@ METHODS: dict[str, tuple[str, Method]] = {
     **{name: (V0_3, method) for name, method in v0_3.METHODS.items()},
     **{name: (V1_0, method) for name, method in v1_0.METHODS.items()},
 }
+CARD = {200: ResponseSpec(dict[str, Any], description="the agent card, a JSON object", generate_examples=False)}
 VersionHeader = Annotated[str | None, HeaderParameter(
     name=VERSION_HEADER, required=False, description=f"the A2A version the request speaks: {V1_0}, or {V0_3} (the default)")]
 
@@ -73,12 +75,12 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         except RpcError as error:
             return error_response(rpc_id, error, version)
 
-    @get("/.well-known/agent-card.json", tags=["a2a"])
+    @get("/.well-known/agent-card.json", tags=["a2a"], responses=CARD)
     async def card() -> Response[bytes]:
         """The agent card, as A2A 1.0 reads it."""
         return _card(agent_card(base_url))
 
-    @get("/.well-known/agent.json", tags=["a2a"])
+    @get("/.well-known/agent.json", tags=["a2a"], responses=CARD)
     async def card_0_3() -> Response[bytes]:
         """The agent card, as A2A 0.3 read it."""
         return _card(legacy_card(base_url))

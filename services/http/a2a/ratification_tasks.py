@@ -16,10 +16,11 @@ import msgspec
 import nats.errors
 from litestar import Request, Response
 
-from athenaeum.aggregates.rules import COMMAND_ID_LIMIT
+from athenaeum.aggregates.rules import COMMAND_ID_LIMIT, RuleViolation
 from athenaeum.events.ratification_commands import CancelRatification, InitRatification
 from athenaeum.projectors import a2a_tasks, ratification_status
 from athenaeum.services.http.a2a.jsonrpc import INVALID_PARAMS, TASK_NOT_CANCELABLE, TASK_NOT_FOUND, Call, RpcError
+from athenaeum.services.commands.reading import read_command
 from athenaeum.services.http.common import Gateway
 from athenaeum.services.views.bucket import BUCKET, kv_key
 
@@ -32,6 +33,7 @@ MAX_TASK_ID = COMMAND_ID_LIMIT - len(a2a_tasks.COMMAND_PREFIX)
 # An idle stream says it is alive this often: the A2A SDK's client gives up on a read after 5 s.
 KEEPALIVE_SECONDS = 2.0
 WATCH_FORGOTTEN = 10.0  # seconds
+_JSON = msgspec.json.Decoder()
 
 
 def a2a_state(document: dict[str, Any]) -> str:
@@ -64,6 +66,11 @@ class RatificationTasks:
             raise RpcError(INVALID_PARAMS, f"{id_field}: the task id is a string of 1 to {MAX_TASK_ID} bytes")
         if not isinstance(metadata, dict) or metadata.get("athenaeum_mode") != "ratify":
             raise RpcError(INVALID_PARAMS, f'{metadata_field}.athenaeum_mode must be "ratify"')
+        try:  # the request as sent: its metadata became a dict that kept the last of two values
+            read_command(await request.body(), _JSON)
+        except RuleViolation as violation:
+            raise RpcError(INVALID_PARAMS, violation.message,
+                           {"code": violation.code, "message": violation.message, "field": violation.field}) from None
         if "command_id" in metadata:
             raise RpcError(INVALID_PARAMS, f"{metadata_field}.command_id: the task id is the command id")
         roster = metadata.get("roster")

@@ -1,0 +1,76 @@
+"""How the edge reads a command's JSON, once, before the command's typed decoder: a key named
+twice in one object is refused, and a whole number written as 2.0 or 1e3 is the integer it is.
+
+msgspec, as most parsers, keeps the last of two values for one key, and takes only ``2`` for
+an integer, where JSON Schema (and so the OpenAPI document) reads ``2.0`` as the same integer.
+The standard library's parser hands each object's pairs, and each number's literal, over before
+they become values: about 3 µs on a vote's 265 bytes, against the milliseconds a command takes.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TypeVar
+
+import msgspec
+
+from athenaeum.aggregates.rules import Invalid
+
+C = TypeVar("C")
+_EXACT = 2**53  # past this, a float no longer spells every integer
+
+
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    found = dict(pairs)
+    if len(found) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return found
+
+
+def _not_json(literal: str) -> None:
+    raise ValueError(f"{literal} is not JSON")  # NaN, Infinity: the typed decoder says so
+
+
+_read = threading.local()  # whether the document being read has a whole number written as a float
+
+
+def _number(literal: str) -> float | int:
+    value = float(literal)
+    if not (value.is_integer() and abs(value) <= _EXACT):
+        return value
+    _read.whole = True
+    return int(value)
+
+
+_reader = json.JSONDecoder(object_pairs_hook=_unique, parse_float=_number, parse_constant=_not_json)
+
+
+def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
+    """The command ``body`` carries, as ``decoder`` decodes it. A JSON object that names a key
+    twice is ``invalid``, naming the key: which value counts would otherwise be the parser's
+    choice, not the sender's. What is not JSON at all is left for ``decoder`` to describe."""
+    _read.whole = False
+    try:
+        document = _reader.decode(body.decode())
+    except _DuplicateKey as duplicate:
+        raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a command names each field once",
+                      duplicate.key) from None
+    except ValueError:  # not UTF-8, or not JSON
+        return decoder.decode(body)
+    if _read.whole:
+        try:
+            body = msgspec.json.encode(document)
+        except UnicodeEncodeError:  # a lone surrogate, which the decoder refuses in the original
+            pass
+    return decoder.decode(body)
