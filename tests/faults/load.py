@@ -13,6 +13,7 @@ from pathlib import Path
 from athenaeum.events.commands import Command
 from athenaeum.events.quorum_commands import AckProposal, ProposeQuorum
 from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.commands.replies import Reply
 
 RETRY_PAUSE = 0.2  # seconds a client waits before sending again what was not answered
 REPLY_TIMEOUT = 5.0  # seconds a client waits for a reply before it sends the command again
@@ -126,14 +127,18 @@ class Load:
                 reply = await client.send(command)
             except Unreachable:
                 reply = None
-            if reply is not None and (reply.ok or reply.error is None or reply.error.code != "unavailable"):
+            if reply is not None and not _says_send_again(reply):
                 with self._progress:
                     if reply.ok:
                         self.sent.acknowledged[key] = reply.position or 0
                     else:
-                        self.sent.refused[key] = f"{reply.error.code}: {reply.error.message}"
+                        self.sent.refused[key] = repr(reply.error)
                     self._progress.notify_all()
                 return
             self.sent.repeats += 1
             await asyncio.sleep(RETRY_PAUSE)  # between a caller's retries, not a wait on a condition
         self.sent.unanswered.append(key)
+
+
+def _says_send_again(reply: Reply) -> bool:
+    return not reply.ok and reply.error is not None and reply.error.code == "unavailable"

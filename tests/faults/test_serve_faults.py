@@ -47,7 +47,7 @@ def serve(tmp_path: Path) -> Iterator[Restartable]:
 
 
 @pytest.mark.timeout(150)
-def test_serve_killed_outright_under_load_loses_nothing_and_doubles_nothing(serve: Restartable) -> None:
+def test_serve_killed_outright_under_load_and_restarted_loses_nothing_and_doubles_nothing(serve: Restartable) -> None:
     load = loaded(serve.served, ROUNDS)
     load.wait_for(load.total // 3)
     serve.served.process.kill()  # its nats-server lives on, orphaned, until the next serve stops it
@@ -56,7 +56,7 @@ def test_serve_killed_outright_under_load_loses_nothing_and_doubles_nothing(serv
 
 
 @pytest.mark.timeout(150)
-def test_its_nats_server_killed_outright_under_load_loses_nothing_and_doubles_nothing(serve: Restartable) -> None:
+def test_its_nats_server_killed_outright_under_load_and_restarted_loses_nothing_and_doubles_nothing(serve: Restartable) -> None:
     load = loaded(serve.served, ROUNDS)
     load.wait_for(load.total // 3)
     killed = serve.nats_server_pid()
