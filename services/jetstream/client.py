@@ -156,6 +156,11 @@ class JetStreamClient:
     async def _disconnected(self) -> None:
         self.disconnections += 1  # what a subscription may have missed meanwhile (see ``JetStreamCommandStore.watch``)
         self._online.clear()
+        # What nats-py queued but had not written when the connection dropped (behind a
+        # stalled socket, say) it would send on the next connection, after its caller was told
+        # the request timed out. Dropped instead, as nats.go and nats.js drop it: nothing was sent.
+        self.nc._pending.clear()
+        self.nc._pending_data_size = 0
         if self._reads is not None:
             self._reads.abandon_all("the NATS connection dropped during a read; read again")
 

@@ -23,7 +23,7 @@ from eventsourcing.persistence import (
     Tracking,
 )
 
-from athenaeum.services.jetstream.client import MAX_BATCH, JetStreamClient, WrongLastSequence
+from athenaeum.services.jetstream.client import CATCH_UP_WAITS, MAX_BATCH, JetStreamClient, WrongLastSequence
 from athenaeum.services.jetstream.command_records import CommandAlreadyApplied, CommandAppend, carrying
 from athenaeum.services.jetstream.messages import Outgoing, Stored
 from athenaeum.services.jetstream.positions import TRACKING, VERSION, Head, Positions, position_of
@@ -100,8 +100,7 @@ class StreamLog:
             except WrongLastSequence:
                 if marked and command is not None and (marker := await self.last(self.subjects.marker(command.token))):
                     raise CommandAlreadyApplied(command.token, marker) from None
-                for subject in involved:
-                    self.positions.heads.forget(subject)
+                await self._heads_past(heads)
                 continue
             first_seq = last_seq - len(messages) + 1
             for offset, message in enumerate(messages[: len(messages) - marked]):
@@ -180,6 +179,21 @@ class StreamLog:
         if unknown:
             await asyncio.gather(*map(self._fetch_head, unknown))
         return {subject: None if subject in presumed_new else known.get(subject) for subject in involved}
+
+    async def _heads_past(self, refused: dict[str, Head | None]) -> None:
+        """Read again the heads an append expected and lost on, until one has moved past what
+        it expected. A replicated stream's leader refuses an expectation on a subject while
+        another write on it is still in flight (10164), and answers reads from what it has
+        applied: until that write applies, the heads read again are the ones just refused, and
+        an append sent at once would lose again for nothing. Bounded: a write in flight that
+        never applies leaves the heads as they were, and the next append finds out."""
+        for wait in (*CATCH_UP_WAITS, None):
+            for subject in refused:
+                self.positions.heads.forget(subject)
+            read = await asyncio.gather(*map(self._fetch_head, refused))
+            if wait is None or any(head != refused[subject] for subject, head in zip(refused, read)):
+                return
+            await asyncio.sleep(wait)
 
     async def last(self, subject: str) -> Stored | None:
         """The last message on ``subject``: from the leader of a replicated stream."""

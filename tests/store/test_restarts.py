@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -13,9 +15,10 @@ from eventsourcing.persistence import OperationalError, ProgrammingError, Stored
 from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
+from athenaeum.services.jetstream.client import RequestTimedOut
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.runtime.nats_binary import NatsServerError, require_version
-from athenaeum.services.runtime.nats_server import NatsServer, free_port
+from athenaeum.services.runtime.nats_server import PID_FILE, NatsServer, free_port
 from tests.conftest import new_stream_name
 
 
@@ -27,6 +30,10 @@ def stored(originator_id: str, version: int) -> StoredEvent:
 def own_server(tmp_path: Path) -> Iterator[NatsServer]:
     with NatsServer(store_dir=tmp_path / "nats") as server:
         yield server
+
+
+def server_pid(server: NatsServer) -> int:
+    return int((server.store_dir / PID_FILE).read_text())
 
 
 @pytest.fixture
@@ -49,12 +56,34 @@ def test_a_write_refused_while_the_server_is_away_never_lands_later(own_server: 
         recorder.insert_events([stored("kept", 1)])
         own_server.stop()
         for refused in ([stored("kept", 2)], [stored("batch", 1), stored("batch", 2)]):
-            with pytest.raises(OperationalError, match="not connected"):
+            # "not connected", or a timeout when the client had yet to notice the server left.
+            with pytest.raises(OperationalError):
                 recorder.insert_events(refused)
         own_server.start()
         recorder.insert_events([stored("after", 1)])  # waits for the connection to come back
         assert [e.originator_version for e in recorder.select_events("kept")] == [1]
         assert recorder.select_events("batch") == []
+
+
+def test_a_write_queued_behind_a_stalled_connection_when_it_drops_never_lands_later(own_server: NatsServer,
+                                                                                       env) -> None:
+    with JetStreamFactory(Environment(env=env)) as factory:
+        recorder = factory.application_recorder()
+        recorder.insert_events([stored("kept", 1)])
+        os.kill(server_pid(own_server), signal.SIGSTOP)  # it reads nothing more: the socket fills up
+        client = recorder.connection.client
+
+        async def fill_the_socket() -> None:
+            for _ in range(32):  # more than the socket buffers hold: what follows waits in the client
+                await client.nc.publish("nobody.listens", b"x" * 1_000_000)
+
+        recorder.connection.run(fill_the_socket())
+        with pytest.raises(RequestTimedOut):  # no answer: as far as the caller knows, it may have landed
+            recorder.insert_events([stored("kept", 2)])
+        own_server.kill()
+        own_server.start()
+        recorder.insert_events([stored("after", 1)])  # on the new connection
+        assert [e.originator_version for e in recorder.select_events("kept")] == [1]
 
 
 def test_a_subscription_resumes_after_a_server_restart(own_server: NatsServer, env) -> None:
