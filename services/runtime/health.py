@@ -27,6 +27,9 @@ from athenaeum.services.views.read_models import ReadModelStore
 
 LAG_BOUND = 5.0  # seconds the views may lack an event of the ledger while serve says it is ready
 LOOK_EVERY = 1.0  # seconds between looks at where the ledger's head stands
+# Looks kept while the views are behind: past these (an hour of appends with the views stuck),
+# later looks are not kept, so the lag may read short for a while once the views move again.
+LOOKS_KEPT = 3600
 log = logging.getLogger(__name__)
 
 
@@ -41,7 +44,7 @@ class ProjectorLag:
         self.ledger = ledger
         self.positions = 0
         self.seconds = 0.0
-        self._behind: deque[tuple[float, int]] = deque()  # (when, head) of the looks that found the views behind
+        self._behind: deque[tuple[float, int]] = deque()  # (when, head) of looks that found the views behind
 
     async def follow(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -61,9 +64,10 @@ class ProjectorLag:
             self._behind.clear()
             self.positions, self.seconds = 0, 0.0
         else:
-            self._behind.append((now, head))
-            while self._behind[0][1] < lacking:  # looks from before the ledger held it
+            while self._behind and self._behind[0][1] < lacking:  # looks from before the ledger held it
                 self._behind.popleft()
+            if not self._behind or (head > self._behind[-1][1] and len(self._behind) < LOOKS_KEPT):
+                self._behind.append((now, head))
             self.positions, self.seconds = head - position, now - self._behind[0][0]
         PROJECTOR_LAG_POSITIONS.set(self.positions)
         PROJECTOR_LAG_SECONDS.set(self.seconds)

@@ -62,7 +62,8 @@ def served(tmp_path: Path) -> Iterator[Served]:
 
 
 def test_its_nats_server_killed_outright_is_started_again_and_serve_carries_on(served: Served) -> None:
-    assert served.run("ratify", "init", "adr-1", "--roster", "alice", "--text", TEXT).returncode == 0
+    expiring = served.run("ratify", "init", "adr-1", "--roster", "alice", "--text", TEXT, "--expires-in", "3s")
+    assert expiring.returncode == 0, expiring.stderr
     killed = nats_server_of(served)
     os.kill(killed, signal.SIGKILL)
 
@@ -78,6 +79,12 @@ def test_its_nats_server_killed_outright_is_started_again_and_serve_carries_on(s
         shown = served.run("ratify", "show", "adr-2", "--after", str(json.loads(sent.stdout)["position"]), "--json")
         assert json.loads(shown.stdout)["status"] == "open"
         assert metric(http.get("/metrics").text, "athenaeum_nats_server_restarts_total") == 1
+
+    def status() -> str:
+        return json.loads(served.run("ratify", "show", "adr-1", "--json").stdout)["status"]
+
+    # The timers carry on too: by its schedule, or by the sweep of what a schedule missed.
+    assert until(status, lambda now: now != "open", timeout=60) != "open"
     # The data dir is still this serve's alone, and its guard let it run on.
     second = subprocess.run([*ATHENAEUM, "serve", "--data-dir", str(served.data_dir), "--no-http"],
                             capture_output=True, text=True, timeout=60)
@@ -134,6 +141,7 @@ def test_the_probes_say_alive_and_ready_and_the_metrics_count_commands_by_family
     assert metric(text, "athenaeum_timers_due", family="ratification") == 0
     assert metric(text, "athenaeum_timers_overdue", family="ratification") == 0
     assert metric(text, "athenaeum_nats_server_restarts_total") == 0
+    assert metric(text, "athenaeum_kv_reconciliations_total") >= 1  # at start
 
 
 def test_a_serve_without_http_serves_its_metrics_where_metrics_says(tmp_path: Path) -> None:
