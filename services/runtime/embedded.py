@@ -67,6 +67,8 @@ def admitting(server: NatsServer) -> Callable[[Fleet | None], Awaitable[None]]:
 
 
 class ServerSupervisor:
+    """Watches the embedded server's process and starts it again when it exits."""
+
     def __init__(self, server: NatsServer, stop: asyncio.Event, on_restart: Callable[[], None]) -> None:
         """``stop``: serve's, set when the server cannot be started again (and by whoever
         stops serve, after which an exit is not a crash); ``on_restart``: called once a
@@ -98,7 +100,7 @@ class ServerSupervisor:
             finally:
                 self.restarting = False
 
-    async def _restart(self, exit: str) -> None:
+    async def _restart(self, how: str) -> None:
         loop = asyncio.get_running_loop()
         began, tries, error = loop.time(), len(RESTART_WAITS), None
         for attempt, wait in enumerate(RESTART_WAITS, 1):
@@ -108,7 +110,7 @@ class ServerSupervisor:
             if self.stop.is_set() or left <= 0:
                 break
             log.warning("the NATS server %s; starting it again on port %d (try %d of %d)",
-                        exit, self.server.port, attempt, tries)
+                        how, self.server.port, attempt, tries)
             try:
                 await asyncio.to_thread(self.server.start, left)
             except (NatsServerError, OSError) as failed:  # OSError: its binary gone, say
@@ -121,7 +123,7 @@ class ServerSupervisor:
             return
         if self.stop.is_set():
             return
-        self.failure = (f"the embedded NATS server {exit} and could not be started again "
+        self.failure = (f"the embedded NATS server {how} and could not be started again "
                         f"(tried for {loop.time() - began:.0f}s): {error}")
         log.error("serve stops: %s", self.failure)
         self.stop.set()
