@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--http", help=f"HOST:PORT of the HTTP gateway (default $ATHENAEUM_HTTP or {DEFAULT_HTTP}; "
                                     "port 0: a free one)")
     run.add_argument("--no-http", action="store_true", help="serve no HTTP")
+    run.add_argument("--metrics", metavar="HOST:PORT", default=os.environ.get("ATHENAEUM_METRICS"),
+                     help="also serve Prometheus metrics at http://HOST:PORT/metrics, as the gateway does at its "
+                          "/metrics: for a serve without HTTP (default $ATHENAEUM_METRICS; port 0: a free one)")
     run.add_argument("--trust-agent-header", metavar="ADDR[,ADDR...]", default="",
                      help="take X-Agent-Name without a token from these client addresses, such as a local "
                           "authenticating proxy's (off by default; the ledger stores such commands as header-asserted)")
@@ -195,6 +198,7 @@ def _main(argv: list[str] | None) -> int:
                 read_models=args.read_models,
                 services=services,
                 http=args.http or os.environ.get("ATHENAEUM_HTTP", DEFAULT_HTTP),
+                metrics=args.metrics,
                 clock_offset=duration(offset, "ATHENAEUM_CLOCK_OFFSET") if offset else timedelta(0),
                 nats_key=args.nats_key,
                 trust_agent_header=addresses(args.trust_agent_header, "--trust-agent-header"),

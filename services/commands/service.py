@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from importlib import metadata
@@ -23,6 +24,7 @@ from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
 from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
+from athenaeum.services.runtime.metrics import command_observer
 
 ACTOR_HEADER = "Athenaeum-Actor"
 SIGNATURE_HEADER = "Athenaeum-Signature"  # base64url Ed25519, over identity.signing.signed_bytes
@@ -54,8 +56,10 @@ async def start_command_service(nc: Client, handler: CommandHandler | None) -> S
 
 def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(route.command)
+    observe = command_observer(route.group, route.verb)
 
     async def answer(request: Request) -> None:
+        started = time.perf_counter()
         headers = request.headers or {}
         actor = headers.get(ACTOR_HEADER, "")
         # A connection's key or a token names its holder.
@@ -80,6 +84,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                     log.exception("%s failed", route.subject)
                     reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}",
                                            command_id=command.command_id)
+        observe("ok" if reply.error is None else reply.error.code, time.perf_counter() - started)
         if reply.ok or reply.error is None:
             await request.respond(encode(reply))
         else:

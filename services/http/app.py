@@ -23,7 +23,7 @@ from nats.aio.client import Client
 from athenaeum.aggregates.rules import SLUG, RuleViolation
 from athenaeum.events.constraints import AGENT_SLUG
 from athenaeum.projectors.ratification_records import RECORDS
-from athenaeum.services.http import a2a
+from athenaeum.services.http import a2a, probes
 from athenaeum.services.http import tasks as http_tasks
 from athenaeum.services.http.openapi import SECURITY, contract
 from athenaeum.services.http.common import (
@@ -158,14 +158,17 @@ def http_error(request: Request, error: HTTPException) -> Response[bytes]:
     return Response(body, status_code=error.status_code, media_type=MediaType.JSON, headers=error.headers)
 
 
-def create_app(nc: Client, base_url: str, trusted: frozenset[str] = frozenset()) -> Litestar:
-    """``trusted``: the addresses whose ``X-Agent-Name`` is taken without proof (see ``Gateway``)."""
+def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
+               trusted: frozenset[str] = frozenset()) -> Litestar:
+    """``readiness``: serve's checks, for ``/readyz``; ``trusted``: the addresses whose
+    ``X-Agent-Name`` is taken without proof (see ``Gateway``)."""
     gateway = Gateway(nc, trusted=trusted)
     handlers: list[Any] = [_command_route(route, gateway) for route in EXPOSED]
     handlers += _reads(gateway)
     handlers += http_tasks.handlers(gateway)
     handlers += a2a.handlers(gateway, base_url)
     handlers.append(openapi_json)
+    handlers += probes.handlers(readiness)
     return Litestar(
         route_handlers=handlers,
         before_request=strict_request,

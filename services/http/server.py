@@ -12,6 +12,7 @@ import uvicorn
 from nats.aio.client import Client
 
 from athenaeum.services.http.app import create_app
+from athenaeum.services.http.probes import Readiness
 
 
 class _EmbeddedServer(uvicorn.Server):
@@ -23,7 +24,7 @@ class _EmbeddedServer(uvicorn.Server):
 
 
 class HttpServer:
-    def __init__(self, nc: Client, address: str, trusted: frozenset[str] = frozenset()) -> None:
+    def __init__(self, nc: Client, address: str, readiness: Readiness, trusted: frozenset[str] = frozenset()) -> None:
         host, _, port = address.rpartition(":")
         if not host or not port.isdigit():
             raise ValueError(f"--http: {address!r} is not HOST:PORT")
@@ -34,7 +35,7 @@ class HttpServer:
         bound_host, bound_port = self.socket.getsockname()[:2]
         self.url = f"http://{bound_host}:{bound_port}"
         # Open event streams are cut after a short grace when serve stops.
-        config = uvicorn.Config(create_app(nc, self.url, trusted), log_level="warning", lifespan="off",
+        config = uvicorn.Config(create_app(nc, self.url, readiness, trusted), log_level="warning", lifespan="off",
                                 timeout_graceful_shutdown=2)
         self.server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None

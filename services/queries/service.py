@@ -8,6 +8,7 @@ instead.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor
@@ -42,6 +43,7 @@ from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
 from athenaeum.services.queries.lists import LISTINGS, listed
 from athenaeum.services.queries.pages import consensus_block, page_document
+from athenaeum.services.runtime.metrics import query_observer
 from athenaeum.services.views.projection import ProjectionRunner
 from athenaeum.services.queries.wire import (
     Answer,
@@ -269,15 +271,16 @@ async def add_query_endpoints(service: Service, reads: Reads, workers: Executor)
         await service.add_endpoint(
             name=f"query-{name.replace('.', '-')}",
             subject=f"{QUERY_PREFIX}.{name}",
-            handler=_endpoint(query_type, answer, reads, workers, turns),
+            handler=_endpoint(query_type, answer, reads, workers, turns, query_observer(name)),
         )
 
 
-def _endpoint(query_type, answer, reads, workers, turns):  # type: ignore[no-untyped-def]
+def _endpoint(query_type, answer, reads, workers, turns, observe):  # type: ignore[no-untyped-def]
     decoder = msgspec.json.Decoder(query_type)
     waiting: Counter[str] = Counter()  # reads waiting for the views, by caller
 
     async def answer_request(request: Request) -> None:
+        started = time.perf_counter()
         try:
             query = decoder.decode(request.data)
         except msgspec.DecodeError as error:
@@ -303,6 +306,7 @@ def _endpoint(query_type, answer, reads, workers, turns):  # type: ignore[no-unt
             except Exception as error:  # noqa: BLE001  a request must always be answered
                 reply = Answer(ok=False, error={"code": "unavailable", "message": f"the query failed: {error!r}"})
         encoded = msgspec.json.encode(reply)
+        observe(time.perf_counter() - started)
         try:
             await request.respond(encoded)
         except nats.errors.MaxPayloadError as error:

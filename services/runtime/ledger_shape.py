@@ -1,5 +1,6 @@
 """The ledger guards its own shape (DESIGN.md §13). At serve's start, whenever NATS announces
-that one of its streams changed or went, and every minute, serve checks the ledger, its
+that one of its streams changed or went, once its nats-server was started again, and every
+minute (every few seconds while NATS cannot answer), serve checks the ledger, its
 snapshots, its timers and its views bucket against the shape it makes them in, mends what is
 safe to mend (``jetstream.shape``: a limit lifted, a protection or subject restored) and
 compares the ledger with its anchor, the latest checkpoint kept outside it (``Anchors``).
@@ -38,6 +39,7 @@ from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 
 CHECK_EVERY = 60.0  # seconds between checks nothing announced
+CHECK_AGAIN_AFTER = 2.0  # seconds before a check NATS could not answer is tried again
 ADVISORIES = ("UPDATED", "DELETED")  # $JS.EVENT.ADVISORY.STREAM.<what>.<stream>
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,7 @@ class LedgerGuard:
         self.anchors = anchors
         self.views = views
         self.drift: str | None = None  # why serve stopped, once it has
+        self.verified = False  # whether the last check passed (serve is ready only while it has)
         self._changed = asyncio.Event()
 
     @classmethod
@@ -100,6 +103,13 @@ class LedgerGuard:
                 await self.client.mend_stream(config, info, keeps_history)
             except StreamDrift as drift:
                 raise LedgerDrift(str(drift)) from None
+        self.verified = True
+
+    def check_soon(self) -> None:
+        """Check again at once, and count the ledger unverified until then: the server under
+        it started again, from its store on disk."""
+        self.verified = False
+        self._changed.set()
 
     async def watch(self, stop: asyncio.Event) -> asyncio.Task[None]:
         """From now on, check again whenever NATS announces a change to one of the streams, and
@@ -115,17 +125,19 @@ class LedgerGuard:
     async def _watching(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             with contextlib.suppress(asyncio.TimeoutError):  # a period, or an announcement
-                await asyncio.wait_for(self._changed.wait(), CHECK_EVERY)
+                await asyncio.wait_for(self._changed.wait(), CHECK_EVERY if self.verified else CHECK_AGAIN_AFTER)
             self._changed.clear()
             try:
                 await self.check()
             except LedgerDrift as drift:
-                self.drift = str(drift)
+                self.verified, self.drift = False, str(drift)
                 log.error("serve stops: %s", drift)
                 stop.set()
             except OperationalError as error:  # NATS away for now: the next look tries again
+                self.verified = False
                 log.warning("could not check the ledger's shape: %s", error)
             except Exception:  # noqa: BLE001  the guard stays on watch; the next look tries again
+                self.verified = False
                 log.exception("checking the ledger's shape failed")
 
     async def _announced(self, msg: object) -> None:

@@ -9,6 +9,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -64,7 +65,9 @@ class NatsServer:
     """A nats-server subprocess with JetStream, fsync on every write, on 127.0.0.1.
 
     ``start()`` returns once the server answers its health check with JetStream ready;
-    ``stop()`` shuts it down cleanly. The port stays the same across restarts.
+    ``stop()`` shuts it down cleanly. The port stays the same across restarts, and so does the
+    configuration: ``start()`` after the process died starts it again as it was (see
+    ``supervisor``).
     """
 
     store_dir: Path
@@ -76,6 +79,9 @@ class NatsServer:
     accounts: Accounts | None = None  # none: anyone who reaches the port may do anything
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _lock: IO[str] | None = field(default=None, init=False, repr=False)  # the store's, while running
+    # Starting, reloading and stopping, one at a time: a restart and a reload of the accounts
+    # may come from two threads at once, and a stop must find the process a start made.
+    _changing: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     @property
     def url(self) -> str:
@@ -87,6 +93,10 @@ class NatsServer:
 
     def launch(self) -> None:
         """Start the process without waiting for readiness (a cluster starts all nodes first)."""
+        with self._changing:
+            self._launch()
+
+    def _launch(self) -> None:
         if self.running:
             return
         self.binary = self.binary or find_binary()
@@ -140,21 +150,33 @@ class NatsServer:
 
     def reload(self, accounts: Accounts, timeout: float = READY_TIMEOUT) -> None:
         """Take ``accounts`` from now on; returns once the server has (users no longer
-        listed are disconnected, new ones may connect)."""
+        listed are disconnected, new ones may connect). A server that is not running takes
+        them when it starts again."""
+        with self._changing:
+            self._reload(accounts, timeout)
+
+    def _reload(self, accounts: Accounts, timeout: float) -> None:
         if accounts == self.accounts:
             return
         previous, self.accounts = self.accounts, accounts
-        loaded = self._varz()["config_load_time"]
-        self._write_config()
-        assert self._process is not None
-        self._process.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + timeout
-        while self._varz()["config_load_time"] == loaded:
-            if time.monotonic() > deadline or not self.running:
-                self.accounts = previous  # what it still runs with
-                self._write_config()
-                raise NatsServerError(f"nats-server did not reload its configuration:\n{self.log_tail()}")
-            time.sleep(0.01)  # poll interval of a bounded wait for the reload
+        try:
+            if not self.running:
+                return
+            loaded = self._varz()["config_load_time"]
+            self._write_config()
+            assert self._process is not None
+            self._process.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + timeout
+            while self._varz()["config_load_time"] == loaded:
+                if time.monotonic() > deadline:
+                    self.accounts = previous  # what it still runs with
+                    self._write_config()
+                    raise NatsServerError(f"nats-server did not reload its configuration:\n{self.log_tail()}")
+                time.sleep(0.01)  # poll interval of a bounded wait for the reload
+        except OSError:
+            if self.running:
+                raise
+            # It died meanwhile, and takes these accounts when it starts again (see ``supervisor``).
 
     def _varz(self) -> dict[str, object]:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_port}/varz", timeout=READY_TIMEOUT) as response:
@@ -193,7 +215,17 @@ class NatsServer:
             raise
         return self
 
+    def wait(self) -> int | None:
+        """Block until the process running now ends, however it ends: its exit code (negative:
+        the signal that killed it); None when none runs."""
+        process = self._process
+        return None if process is None else process.wait()
+
     def stop(self) -> None:
+        with self._changing:
+            self._stop()
+
+    def _stop(self) -> None:
         process, self._process = self._process, None
         _running.discard(self)
         if process is not None and process.poll() is None:

@@ -11,26 +11,29 @@ import os
 import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager, redirect_stderr, redirect_stdout
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
 import nats
+from nats.aio.client import Client
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.families import fold_of
-from athenaeum.aggregates.fleet import Fleet
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.checkpoints import DEFAULT_EVERY, Anchors, CheckpointWriter
 from athenaeum.services.commands.handler import CommandHandler, utc_now
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.commands.service import start_command_service, stop_answering
-from athenaeum.services.identity.accounts import SERVICE_KEY, admitted, ledger_accounts, service_keys
+from athenaeum.services.identity.accounts import SERVICE_KEY, ledger_accounts, service_keys
 from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
+from athenaeum.services.runtime.embedded import ServerSupervisor, admitting
+from athenaeum.services.runtime.health import Health, ProjectorLag, count_deadlines
 from athenaeum.services.runtime.humans import record_humans
+from athenaeum.services.runtime.metrics import serve_metrics
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.runtime.file_lock import try_lock
@@ -44,7 +47,6 @@ from athenaeum.services.views.bucket import ViewBucket
 
 SERVE_FILE = "serve.json"
 STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
-DROP_GRACE = 1.0  # seconds a key no longer bound stays admitted: for the answer to what unbound it
 SERVICES = frozenset({"commands", "timer", "projector", "http"})
 DEFAULT_HTTP = "127.0.0.1:8765"
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ class ServeOptions:
     # Which services this process runs; a deployment scales each separately on one cluster.
     services: frozenset[str] = SERVICES
     http: str = DEFAULT_HTTP  # HOST:PORT of the HTTP gateway, when "http" is among the services
+    metrics: str | None = None  # HOST:PORT of a /metrics of its own (the gateway has one too)
     checkpoint_every: int = int(os.environ.get("ATHENAEUM_CHECKPOINT_EVERY", DEFAULT_EVERY))
     # The services' clock, shifted from the real one: for trying time windows of days.
     clock_offset: timedelta = timedelta(0)
@@ -115,6 +118,10 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         guard = await LedgerGuard.open(url.split(","), nats_key, stream, replicas, anchors, store)
         stack.push_async_callback(guard.close)
         await guard.check()  # before anything could make an empty ledger where one was
+        supervisor = None
+        if server is not None:  # started again if it exits; stopped watching before it is stopped
+            supervisor = ServerSupervisor(server, stop, on_restart=guard.check_soon).watch()
+            stack.callback(supervisor.close)
         env = {
             "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
             "ATHENAEUM_NATS_URL": url,
@@ -128,11 +135,14 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         workers = stack.enter_context(ThreadPoolExecutor(max_workers=16, thread_name_prefix="athenaeum-worker"))
         # Nothing kept to send later (pending_size=0): an HTTP caller told 503 must not have the
         # command land once the connection is back.
-        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, pending_size=0,
-                                nkeys_seed=str(nats_key) if nats_key else None, error_cb=_log_connection_error)
-        stack.push_async_callback(nc.close)
+        # Back within a quarter of a second of the server (an embedded one started again, say).
+        nc = await nats.connect(servers=url.split(","), max_reconnect_attempts=-1, reconnect_time_wait=0.25,
+                                pending_size=0, nkeys_seed=str(nats_key) if nats_key else None,
+                                error_cb=_log_connection_error)
+        stack.push_async_callback(_close, nc)
         offset = options.clock_offset
         clock, activity = (lambda: utc_now() + offset), activity_from(store)
+        health = Health(nc, guard, supervisor)
         handler = None
         if options.services & {"commands", "timer"}:  # the timer sends its commands through a handler too
             commands = await JetStreamCommandStore.open(url.split(","), ledger, fold_of, key=nats_key)
@@ -158,20 +168,29 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.
             stack.push_async_callback(asyncio.to_thread, runner.stop)
             reads = Reads(runner, Ledger(nc, ledger["name"]), options.humans, clock, activity)
+            health.lag = ProjectorLag(runner, reads.ledger)
+            following = asyncio.create_task(health.lag.follow(stop))
+            stack.callback(following.cancel)
             # Reads have threads of their own: a flood of them leaves the timers' alone.
             readers = stack.enter_context(ThreadPoolExecutor(max_workers=8, thread_name_prefix="athenaeum-read"))
             await add_query_endpoints(service, reads, readers)
         if "timer" in options.services and handler is not None:
             timers = await TimerService(nc, handler, app, store, workers, ledger["name"], ledger["num_replicas"]).start()
             stack.push_async_callback(timers.stop)
+            stack.callback(count_deadlines(store, clock))
         # Stopped first after HTTP: requests already taken are answered while the projector
         # and the timers still run.
         stack.push_async_callback(stop_answering, service, STOP_GRACE)
         urls = {"nats": url}
         if "http" in options.services:
-            http = await HttpServer(nc, options.http, options.trust_agent_header).start()
+            http = await HttpServer(nc, options.http, health.checks, options.trust_agent_header).start()
             stack.push_async_callback(http.stop)
             urls["http"] = http.url
+        if options.metrics is not None:
+            metrics = serve_metrics(options.metrics)
+            stack.callback(metrics.server_close)
+            stack.callback(metrics.shutdown)
+            urls["metrics"] = "http://{}:{}/metrics".format(*metrics.server_address[:2])
         watching = await guard.watch(stop)  # before it says it is ready: no change goes unannounced
         stack.callback(watching.cancel)
         serve_file = options.data_dir / SERVE_FILE
@@ -183,6 +202,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         await stop.wait()
         if guard.drift is not None:
             raise LedgerDrift(guard.drift)
+        if supervisor is not None and supervisor.failure is not None:
+            raise NatsServerError(supervisor.failure)
 
 
 def embedded_server(options: ServeOptions) -> NatsServer:
@@ -191,38 +212,6 @@ def embedded_server(options: ServeOptions) -> NatsServer:
     directory = options.data_dir / "nats"
     accounts = ledger_accounts(*service_keys(directory), configured_ledger()[0], agents=frozenset())
     return NatsServer(store_dir=directory, port=options.port, accounts=accounts)
-
-
-def admitting(server: NatsServer) -> Callable[[Fleet | None], Awaitable[None]]:
-    """What tells ``server`` the roster's keys, once the handler has a new roster. A new key is
-    admitted at once, before its registration is answered; one no longer bound is dropped a
-    moment later, so that the answer to its own rotation or revocation still reaches it (the
-    command service refuses whatever it sends meanwhile)."""
-    turn, latest = asyncio.Lock(), [frozenset[str]()]
-    pending: set[asyncio.Task[None]] = set()
-
-    async def reload(keys: frozenset[str]) -> None:
-        async with turn:
-            if server.running and server.accounts is not None:
-                try:
-                    await asyncio.to_thread(server.reload, replace(server.accounts, agents=keys))
-                except NatsServerError as error:  # it runs on with the keys it had: the ledger is not at stake
-                    log.error("the NATS server kept its previous accounts: %s", error)
-
-    async def drop_later() -> None:
-        await asyncio.sleep(DROP_GRACE)
-        await reload(latest[0])
-
-    async def admit(roster: Fleet | None) -> None:
-        latest[0] = keys = admitted(roster)
-        assert server.accounts is not None
-        await reload(server.accounts.agents | keys)
-        if not keys >= server.accounts.agents:
-            task = asyncio.create_task(drop_later())
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-
-    return admit
 
 
 @asynccontextmanager
@@ -252,6 +241,14 @@ def running_url(data_dir: Path) -> str | None:
         return json.loads((data_dir / SERVE_FILE).read_text())["nats"]
     except (OSError, ValueError, KeyError):
         return None
+
+
+async def _close(nc: Client) -> None:
+    """Close ``nc``, which may be broken: serve also stops when its NATS server is gone."""
+    try:
+        await asyncio.wait_for(nc.close(), STOP_GRACE)
+    except (asyncio.TimeoutError, OSError, RuntimeError) as error:  # uvloop: RuntimeError on a broken transport
+        log.debug("closing a broken NATS connection: %r", error)
 
 
 async def _log_connection_error(error: Exception) -> None:

@@ -35,6 +35,7 @@ from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE
 from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.positions import LRU
 from athenaeum.services.jetstream.subjects import escape
+from athenaeum.services.runtime.metrics import KV_RECONCILIATIONS, KV_REPAIRS
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 
@@ -187,6 +188,7 @@ class ViewBucket:
         """Reconcile the bucket with the views, which reflect ``position``: what differs is
         written as of ``position``, so entries from further on (replicas ahead of these views)
         stay as they are."""
+        KV_RECONCILIATIONS.inc()
         held = await self._entries()
         documents = await asyncio.to_thread(
             lambda: {kv_key(view, key): msgspec.json.encode(document)
@@ -197,7 +199,8 @@ class ViewBucket:
             # rebuilding from the start cannot roll it back. Those leave a tombstone for the
             # old ``_mirror.position`` key, which no view holds.
             if entry is None or (entry.position < position and (entry.value != value or entry.position == 0)):
-                await self.write(key, value, position)
+                if await self.write(key, value, position):
+                    KV_REPAIRS.inc()
 
     async def _entry(self, key: str) -> Entry | None:
         try:

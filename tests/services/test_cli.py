@@ -129,8 +129,8 @@ def test_a_client_reads_its_own_writes_and_sees_what_waits_on_it(served: Served)
     opened = json.loads(served.run("ratify", "init", "adr-7", "--roster", "alice,bob", "--text", TEXT, "--json").stdout)
     after = str(opened["position"])
     waiting = json.loads(served.run("check", "--after", after, "--json", actor="bob").stdout)
-    assert waiting == {"agent": "bob", "items": [
-        {"kind": "ratification", "id": "adr-7", "action": "vote", "deadline": opened["expires_at"]}
+    assert waiting == {"agent": "bob", "total": 1, "items": [
+        {"kind": "ratification", "id": "adr-7", "action": "vote", "deadline": opened["expires_at"], "sha256": SHA}
     ]}
     voted = json.loads(served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", "--json", actor="bob").stdout)
     shown = json.loads(served.run("ratify", "show", "adr-7", "--after", str(voted["position"]), "--json").stdout)

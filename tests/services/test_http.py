@@ -65,7 +65,7 @@ def test_every_family_takes_commands_over_http_with_the_nats_reply(http: httpx.C
     bogus = http.get("/ratifications/adr-11", params={"render": "bogus"})
     assert bogus.status_code == 400 and bogus.json()["error"]["field"] == "render"
     assert http.get("/check/alice").json()["items"] == [
-        {"kind": "ratification", "id": "adr-11", "action": "vote", "deadline": opened.json()["events"][0]["expires_at"]}]
+        {"kind": "ratification", "id": "adr-11", "action": "vote", "deadline": opened.json()["events"][0]["expires_at"], "sha256": SHA}]
 
 
 def test_bad_json_and_oversized_bodies_are_a_clear_400_and_nothing_is_written(http: httpx.Client) -> None:
