@@ -90,13 +90,16 @@ class LedgerGuard:
 
     async def check(self) -> None:
         """Mend what is safe to mend; ``LedgerDrift`` names what is not."""
+        # Where the views are, read before where the ledger ends: the views only follow the
+        # ledger, so read in this order they are never ahead of it unless it was cut.
+        views = await asyncio.to_thread(self.views.position, PROJECTION)
         for config, keeps_history in self.expected:
             info = await self.client.stream_info(str(config["name"]))
             missing = info.get("error", {}).get("err_code") == STREAM_NOT_FOUND
             if "error" in info and not missing:
                 raise OperationalError(f"stream {config['name']}: {info['error'].get('description')}")
             if config["name"] == self.stream:
-                await self._against_anchor(None if missing else info)
+                await self._against_anchor(None if missing else info, views)
             if missing:
                 continue  # made by the service that uses it (the ledger: once the anchor allows)
             try:
@@ -143,9 +146,9 @@ class LedgerGuard:
     async def _announced(self, msg: object) -> None:
         self._changed.set()
 
-    async def _against_anchor(self, info: dict | None) -> None:
+    async def _against_anchor(self, info: dict | None, views: int | None) -> None:
         """The ledger must reach its anchor and hold there the checkpoint the anchor records,
-        and the read models must not be ahead of it."""
+        and the read models (at ``views`` before ``info`` was read) must not be ahead of it."""
         kept = await asyncio.to_thread(self._latest)
         last = int((info or {}).get("state", {}).get("last_seq") or 0)
         name = self.stream
@@ -163,7 +166,6 @@ class LedgerGuard:
                 raise LedgerDrift(f"stream {name} does not hold at position {anchor.checkpoint} the checkpoint "
                                   f"(digest {anchor.sha256}) that the anchor in {where} records: the ledger was "
                                   "rewritten; restore it from a backup")
-        views = await asyncio.to_thread(self.views.position, PROJECTION)
         if views is not None and views > last:
             raise LedgerDrift(f"the read models reflect position {views} of stream {name}, which ends at {last}: "
                               "the ledger was cut or made again; restore it from a backup, or move the read models "
