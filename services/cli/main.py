@@ -41,6 +41,7 @@ from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.runtime.demo import run_demo
+from athenaeum.services.runtime.logs import FORMATS as LOG_FORMATS, LEVELS as LOG_LEVELS, configure as configure_logs
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
 from athenaeum.services.commands.routes import EXPOSED
@@ -97,6 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--trust-agent-header", metavar="ADDR[,ADDR...]", default="",
                      help="take X-Agent-Name without a token from these client addresses, such as a local "
                           "authenticating proxy's (off by default; the ledger stores such commands as header-asserted)")
+    run.add_argument("--log-level", choices=LOG_LEVELS, default=os.environ.get("ATHENAEUM_LOG_LEVEL", "info"),
+                     help="info: a line per command (who, what, on what, outcome, milliseconds); default $ATHENAEUM_LOG_LEVEL or info")
+    run.add_argument("--log-format", choices=LOG_FORMATS, default=os.environ.get("ATHENAEUM_LOG_FORMAT", "text"),
+                     help="json: one JSON object a line, for a log shipper")
     run.add_argument("--nats-key", type=Path, default=os.environ.get("ATHENAEUM_NATS_KEY"),
                      help="with --nats: the seed file the services connect with ($ATHENAEUM_NATS_KEY)")
 
@@ -203,6 +208,7 @@ def _main(argv: list[str] | None) -> int:
                 nats_key=args.nats_key,
                 trust_agent_header=addresses(args.trust_agent_header, "--trust-agent-header"),
             )
+            configure_logs(args.log_level, args.log_format)
             asyncio.run(serve(options))
         except KeyboardInterrupt:
             pass

@@ -32,6 +32,7 @@ SIGNED_AT_HEADER = "Athenaeum-Signed-At"  # RFC 3339, with its zone
 TOKEN_HEADER = "Athenaeum-Token"  # an HTTP bearer token the gateway passes on
 LEDGER_SUBJECT = "athenaeum.ledger"  # answers the ledger's id, which signatures name
 log = logging.getLogger(__name__)
+commands_log = logging.getLogger("athenaeum.commands")  # one line per command: who, what, on what, how, how long
 QUEUE_GROUP = "athenaeum"
 
 
@@ -60,6 +61,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
 
     async def answer(request: Request) -> None:
         started = time.perf_counter()
+        command = None
         headers = request.headers or {}
         actor = headers.get(ACTOR_HEADER, "")
         # A connection's key or a token names its holder.
@@ -84,7 +86,12 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                     log.exception("%s failed", route.subject)
                     reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}",
                                            command_id=command.command_id)
-        observe("ok" if reply.error is None else reply.error.code, time.perf_counter() - started)
+        outcome, took = "ok" if reply.error is None else reply.error.code, time.perf_counter() - started
+        observe(outcome, took)
+        aggregate = route.family.aggregate_of(command) if command is not None else None
+        commands_log.info("%s %s %s %s %.1fms", actor or "(by key)", route.name, aggregate or "-", outcome, took * 1000,
+                          extra={"actor": actor or None, "route": route.name, "id": aggregate, "outcome": outcome,
+                                 "ms": round(took * 1000, 2)})
         if reply.ok or reply.error is None:
             await request.respond(encode(reply))
         else:

@@ -174,6 +174,7 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
         before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
+        logging_config=None,  # serve's own log (services/runtime/logs.py), not one of Litestar's making
         # An agent bound to a key sends its token (athenaeum agent token NAME); see the README.
         openapi_config=OpenAPIConfig(title="Athenaeum", version=metadata.version("athenaeum"), components=SECURITY),
     )

@@ -200,6 +200,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if ready is not None:
             ready.set()
         await stop.wait()
+        log.info("stopping: the requests taken are answered, then the services stop")
         if guard.drift is not None:
             raise LedgerDrift(guard.drift)
         if supervisor is not None and supervisor.failure is not None:

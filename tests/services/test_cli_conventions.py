@@ -78,3 +78,27 @@ def test_a_reader_that_stops_early_gets_clean_output_and_no_traceback(served: Se
                      f"{' '.join(ATHENAEUM)} schema | head -c 10"):
         done = subprocess.run(["bash", "-o", "pipefail", "-c", pipeline], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "Traceback" not in done.stderr and done.stdout, (pipeline, done.stderr)
+
+
+def test_serve_logs_a_line_per_command_as_json_lines(tmp_path: Path) -> None:
+    home, log = tmp_path / "home", (tmp_path / "serve.log").open("w")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")} | {"ATHENAEUM_HUMANS": "ada"}
+    serve = subprocess.Popen([*ATHENAEUM, "serve", "--data-dir", str(home), "--no-http", "--log-format", "json"],
+                             stdout=subprocess.PIPE, stderr=log, text=True, env=env)
+    try:
+        assert serve.stdout.readline().startswith("athenaeum ready")
+        registered = athenaeum("agent", "register", "alice", "--as", "ada", "--data-dir", str(home), home=home)
+        assert registered.returncode == 0, registered.stderr
+        refused = athenaeum("ratify", "vote", "adr-1", "--sha256", "0", "--sign", "--as", "alice", "--data-dir",
+                            str(home), home=home)
+        assert refused.returncode == 1
+    finally:
+        serve.terminate()
+        assert serve.wait(60) == 0
+        log.close()
+    lines = [json.loads(line) for line in (tmp_path / "serve.log").read_text().splitlines() if line.startswith("{")]
+    commands = [line for line in lines if line["logger"] == "athenaeum.commands"]
+    assert [(c["actor"], c["route"], c["id"], c["outcome"]) for c in commands] == [
+        ("ada", "agent.register", "fleet:roster", "ok"), ("alice", "ratification.vote", "adr-1", "not_found")]
+    assert all(isinstance(c["ms"], float) for c in commands)
+    assert any(line["message"].startswith("stopping") for line in lines)
