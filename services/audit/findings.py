@@ -6,6 +6,9 @@ from dataclasses import dataclass, field
 
 import msgspec
 
+from athenaeum.events import family_of_id, natural_key
+from athenaeum.services.jetstream.entries import Entry
+
 
 class Finding(msgspec.Struct):
     severity: str  # HARD, WARN, INFO
@@ -14,6 +17,13 @@ class Finding(msgspec.Struct):
     id: str
     position: int | None
     message: str
+
+
+def found_at(entry: Entry, severity: str, code: str, message: str) -> Finding:
+    """A finding at ``entry``, named by the aggregate it is an event of (else by its subject)."""
+    originator = entry.originator()
+    family, key = (family_of_id(originator[0]), natural_key(originator[0])) if originator else ("ledger", entry.subject)
+    return Finding(severity, code, family, key, entry.position, message)
 
 
 @dataclass
