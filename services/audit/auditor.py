@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -29,7 +28,7 @@ from athenaeum.services.audit.bucket_check import BucketCheck
 from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.decisions import Decisions
 from athenaeum.services.audit.digest import Digest
-from athenaeum.services.audit.findings import Finding, Report, found_at
+from athenaeum.services.audit.findings import FailuresReported, Finding, Report, found_at
 from athenaeum.services.audit.kept_outside import KeptOutside
 from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.audit.views_rebuilt import RebuiltViews
@@ -38,7 +37,6 @@ from athenaeum.services.jetstream.entries import Entry, Unreadable
 from athenaeum.services.views.read_models import ReadModelStore
 
 READ_BATCH = 1000
-FAILURE_SAID = 400  # characters of a failure's own words kept in its finding
 
 
 class Audit:
@@ -243,20 +241,9 @@ class Audit:
             with self._failures_reported("comparing the views bucket"):
                 self.report.findings += self.bucket.findings(self.views, self.last_position)
 
-    @contextmanager
-    def _failures_reported(self, doing: str, entry: Entry | None = None) -> Iterator[None]:
-        """Whatever fails while the audit is ``doing`` something is a HARD finding (at ``entry``),
-        and the audit goes on: forged history may hold anything, and an auditor needs the rest."""
-        try:
-            yield
-        except Exception as error:  # noqa: BLE001
-            said = repr(error)
-            said = said if len(said) <= FAILURE_SAID else said[:FAILURE_SAID] + "..."
-            message = f"the audit failed {doing}: {said}"
-            if entry is None:
-                self.report.findings.append(Finding("HARD", "audit_failed", "ledger", "*", None, message))
-            else:
-                self._hard("audit_failed", entry, message)
+    def _failures_reported(self, doing: str, entry: Entry | None = None) -> FailuresReported:
+        """Whatever fails while the audit is ``doing`` something is a HARD finding, and it goes on."""
+        return FailuresReported(self.report.findings, doing, entry)
 
     def _hard(self, code: str, entry: Entry, message: str) -> None:
         self._finding("HARD", code, entry, message)

@@ -31,6 +31,7 @@ class BucketCheck:
         self.unread = unread
         self.held_at: dict[str, Any] = {}  # by key: the document the views held at the position its entry claims
         self.changed_at: dict[str, int] = {}  # by key: the position of the views' last change to it
+        self._names: dict[tuple[str, str], str] = {}  # each view key's in the bucket, escaped once
 
     @classmethod
     def read(cls, app: AthenaeumApplication) -> BucketCheck:
@@ -45,7 +46,7 @@ class BucketCheck:
 
     def changed(self, view: str, key: str, position: int, document: Any) -> None:
         """The replay's views changed ``key`` of ``view`` at ``position``."""
-        name = kv_key(view, key)
+        name = self._names.get((view, key)) or self._names.setdefault((view, key), kv_key(view, key))
         self.changed_at[name] = position
         entry = self.entries.get(name) if self.entries is not None else None
         if entry is not None and position <= entry.position:

@@ -159,3 +159,30 @@ def test_a_cut_ledger_is_audited_replayed_and_exported_without_a_traceback(ledge
         export.write_text(ledger.run("export", *options).stdout)
     code, report = answered(ledger, "verify-export", str(export))
     assert code == 1 and "checkpoint_mismatch" in {finding["code"] for finding in hard(report)}, report
+
+
+def test_a_failure_no_check_foresaw_is_a_finding_at_its_entry(ledger: Served, monkeypatch: Any) -> None:
+    from athenaeum.aggregates.application import AthenaeumApplication
+    from athenaeum.services.audit import auditor
+    from athenaeum.services.audit.auditor import Audit
+
+    cli(ledger, "ratify", "init", "adr-54", "--roster", "alice,bob", "--text", TEXT)
+    voted = cli(ledger, "ratify", "vote", "adr-54", "--sha256", sha256_of(TEXT), "--sign")
+    cli(ledger, "thread", "open", "t54", "--context", "c", "--target", "1,1,1", "--body", "b")
+    folds = auditor.fold_of
+
+    def failing(aggregate_id: str) -> Any:  # a fold with a bug on one aggregate's history
+        fold = folds(aggregate_id)
+        return (lambda state, events: {}["no such key"]) if aggregate_id == "adr-54" else fold
+
+    monkeypatch.setattr(auditor, "fold_of", failing)
+    app = AthenaeumApplication(env={"PERSISTENCE_MODULE": "athenaeum.services.jetstream", "ATHENAEUM_NATS_URL": ledger.url,
+                                    "ATHENAEUM_NATS_KEY": str(ledger.service_key)})
+    try:
+        report = Audit(app, humans=frozenset({"ada"})).run()
+    finally:
+        app.close()
+    failed = [f for f in report.findings if f.code == "audit_failed"]
+    assert {(f.family, f.id) for f in failed} == {("ratification", "adr-54")} and len(failed) == 2, report
+    assert failed[-1].position == voted["position"] and "folding its VoteCast: KeyError('no such key')" in failed[-1].message
+    assert not [f for f in report.findings if f.family == "thread"]  # and the rest is audited as ever
