@@ -62,12 +62,12 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     # The wiki's tools require its log, threads or not.
     files[out / WIKI_ROOT / WIKI_LOG] = (f"---\n{EPISODIC}---\n\n# Log\n\nThe dialogue threads' entries, oldest first.\n\n"
                                          + "".join(line + "\n" for _, line in sorted(log_lines)))
-    blocked = _write(out, files)
-    unwritten = (f" (not written, another page's file is in the way or the name is none a file can have: "
-                 f"{', '.join(blocked)})" if blocked else "")
+    in_the_way, unnameable = _write(out, files)
+    unwritten = "".join(f" (not written, {why}: {', '.join(names)})" for why, names in (
+        ("another page's file is in the way", in_the_way), ("a name no file can have", unnameable)) if names)
     failed = (f"; none for {', '.join(map(repr, unrendered))}, whose history no record can be made of (run audit)"
               if unrendered else "")
-    return (f"{len(files) - len(blocked)} files{unwritten} for {len(audit.history)} aggregates "
+    return (f"{len(files) - len(in_the_way) - len(unnameable)} files{unwritten} for {len(audit.history)} aggregates "
             f"as of position {audit.last_position}{failed}")
 
 
@@ -94,24 +94,24 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     return {}, []
 
 
-def _write(out: Path, files: dict[Path, str]) -> list[str]:
-    """Write every file inside ``out``; those that could not be, because a page's path is
-    another page's folder (``a.md`` and ``a.md/b.md``), or a name no file can have (forged
-    history's: a NUL, a name too long)."""
-    root, blocked = out.resolve(), []
+def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
+    """Write every file inside ``out``; those that could not be: because a page's path is
+    another page's folder (``a.md`` and ``a.md/b.md``), and because their name is none a file
+    can have (forged history's: a NUL, a name too long)."""
+    root, in_the_way, unnameable = out.resolve(), [], []
     for path, text in files.items():
         try:
             if not (resolved := path.resolve()).is_relative_to(root):
                 continue  # a name from forged history that would lead outside: the audit reports that history
             resolved.parent.mkdir(parents=True, exist_ok=True)
             resolved.write_bytes(text.encode())
-        except (FileExistsError, NotADirectoryError, IsADirectoryError, ValueError):
-            blocked.append(str(path.relative_to(out)))
-        except OSError as error:
-            if error.errno not in UNNAMEABLE:
+        except (FileExistsError, NotADirectoryError, IsADirectoryError):
+            in_the_way.append(str(path.relative_to(out)))
+        except (ValueError, OSError) as error:  # ValueError: a NUL in the name
+            if isinstance(error, OSError) and error.errno not in UNNAMEABLE:
                 raise
-            blocked.append(str(path.relative_to(out)))
-    return blocked
+            unnameable.append(str(path.relative_to(out)))
+    return in_the_way, unnameable
 
 
 def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:

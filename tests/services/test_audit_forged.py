@@ -19,6 +19,7 @@ from athenaeum.aggregates.rules import Stamp
 from athenaeum.events import Event, family_id
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
 from athenaeum.events.ratification_commands import CastVote
+from athenaeum.events.page import PageInitialized, Scope
 from athenaeum.events.thread import OpenQuestionAdded
 from athenaeum.services.jetstream.log import TOPIC
 from athenaeum.services.jetstream.positions import VERSION
@@ -84,9 +85,12 @@ def test_forged_history_of_every_odd_kind_is_reported_where_it_lies(ledger: Serv
         put(ledger, "adr-50", 2, msgspec.json.encode(stamp("adr-50", 1)(
             VoteCast, agent="bob", decision=Decision.SIGN, artifact_sha256=sha256_of(TEXT))).replace(b"+00:00", b"")
             .replace(b"Z\"", b"\"")): "undecodable",
-        # A huge value.
+        # A huge value, and a page whose name no file can have.
         put(ledger, family_id("thread", "t-huge"), 1, stamp(family_id("thread", "t-huge"), 0)(
             OpenQuestionAdded, oq_id="OQ-1", text="?" * 600_000, by="mallory")): "no_command",
+        put(ledger, family_id("page", "nul\x00.md"), 1, stamp(family_id("page", "nul\x00.md"), 0)(
+            PageInitialized, author="mallory", content="x", content_sha256=sha256_of("x"),
+            scope=Scope.DESCRIPTIVE)): "no_command",
     }
     vote = CastVote(topic="adr-50", sha256=sha256_of(TEXT), decision=Decision.SIGN, command_id="odd")
 
@@ -104,6 +108,7 @@ def test_forged_history_of_every_odd_kind_is_reported_where_it_lies(ledger: Serv
     assert code == 1
     replayed = ledger.run("replay", "--until", "9999-12-31T00:00:00Z", "--out", str(tmp_path / "records"))
     assert replayed.returncode == 0 and "Traceback" not in replayed.stderr, replayed.stderr
+    assert "(not written, a name no file can have: wiki/nul\x00.md)" in replayed.stdout, replayed.stdout
     assert (tmp_path / "records" / "tasks").is_dir()  # the task with a verdict has its records
     export = tmp_path / "ledger.jsonl"
     export.write_text(ledger.run("export").stdout)
