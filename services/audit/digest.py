@@ -9,11 +9,13 @@ changes every later digest. Checkpoints record it; audit and verify-export recom
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 
 from athenaeum.services.jetstream.entries import Entry
 
 GENESIS = "0" * 64
+SHA256_TEXT = re.compile(r"[0-9a-f]{64}")  # a digest as it is written down
 
 
 @dataclass

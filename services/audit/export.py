@@ -22,7 +22,7 @@ from athenaeum.events.ledger import LedgerCheckpoint
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.proofs import Proofs
 from athenaeum.services.audit.commands import Appended
-from athenaeum.services.audit.digest import Digest
+from athenaeum.services.audit.digest import SHA256_TEXT, Digest
 from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.jetstream.factory import LAYOUT
 
@@ -151,7 +151,9 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     return findings, entries
 
 
-def _start(header: dict[str, Any], number: int, findings: list[Finding]) -> Digest:
+def _start(header: Any, number: int, findings: list[Finding]) -> Digest:
+    if not isinstance(header, dict) or not SHA256_TEXT.fullmatch(str(header.get("sha256"))):
+        raise ValueError("its export line names no digest to start from")
     layout = str(header.get("layout", "1"))
     if layout != LAYOUT:
         findings.append(Finding("HARD", "other_layout", "export", f"line {number}", None,

@@ -105,6 +105,9 @@ def _on_stale_views(family: Any, state: Any, command: Any, context: Context, pro
     except RuleViolation as violation:
         return Problem("decided_on_stale_views", f"{where}: on the fleet as the ledger stood, the rules refuse it "
                                                  f"({violation.code})", "WARN")
+    except Exception as error:  # noqa: BLE001  as in ``redecide``: a finding, not a crash
+        return Problem("decided_on_stale_views", f"{where}: on the fleet as the ledger stood, the rules cannot "
+                                                 f"apply: {error!r}", "WARN")
     if [e.tag for e in current] != [e.tag for e in produced]:
         return Problem("decided_on_stale_views", f"{where}: on the fleet as the ledger stood, it appends "
                                                  f"{[e.tag for e in current]}", "WARN")

@@ -3,6 +3,7 @@ original tools read (``../shared/FORMATS.md``). The same history gives the same 
 
 from __future__ import annotations
 
+import errno
 import json
 from datetime import datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
 from athenaeum.events.ratification import ArtifactFrozen
+from athenaeum.events.task import ReviewPosted
 from athenaeum.events.thread import EntryAppended, ThreadOpened
 from athenaeum.projectors import (
     quorum_scratchpad,
@@ -34,6 +36,7 @@ from athenaeum.services.queries.pages import DIALOGUE, consensus_block
 # the dialogue threads and the log of their entries; a thread's files are episodic memory.
 WIKI_ROOT = Path(WIKI)
 EPISODIC = "tier: episodic\n"
+UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
 
 
 def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None) -> str:
@@ -47,46 +50,68 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     # Standings read the clock (who is active, who dormant); past the ledger's last event a
     # later time would invent what the ledger never recorded.
     now = min(moment, audit.last_time) if moment and audit.last_time else moment or audit.last_time
+    unrendered = []
     for aggregate_id, events in sorted(audit.history.items()):
-        family = family_of_id(aggregate_id)
-        key = natural_key(aggregate_id)
-        if family == "ratification" and isinstance(events[0], ArtifactFrozen):
-            files |= _ratification(out / ".athenaeum" / key, events)
-        elif family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
-            names = _entry_names(events)
-            files |= _thread(out / WIKI_ROOT / THREADS_FOLDER / key, events, names,
-                             audit.views.get((thread_status.VIEW, key), {}))
-            log_lines += [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
-                                        f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
-        elif family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
-            members = Activity(tuple(audit.members()), audit.last_position)
-            files[out / WIKI_ROOT / key] = _page(state, members, now)
-        elif family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
-            files[out / "fleet" / "quorum" / key] = _json(pad)
-        elif family == "task" and (task := audit.views.get((task_status.VIEW, key))):
-            files |= _task(out / "tasks" / key, task, events)
+        try:
+            records, lines = _records(audit, out, aggregate_id, events, now)
+        except Exception:  # noqa: BLE001  history the rules never make (the audit reports it) has no records
+            unrendered.append(aggregate_id)
+            continue
+        files |= records
+        log_lines += lines
     # The wiki's tools require its log, threads or not.
     files[out / WIKI_ROOT / WIKI_LOG] = (f"---\n{EPISODIC}---\n\n# Log\n\nThe dialogue threads' entries, oldest first.\n\n"
                                          + "".join(line + "\n" for _, line in sorted(log_lines)))
-    blocked = _write(out.resolve(), files)
-    unwritten = f" (not written, another page's file is in the way: {', '.join(blocked)})" if blocked else ""
-    return (f"{len(files) - len(blocked)} files{unwritten} for {len(audit.history)} aggregates "
-            f"as of position {audit.last_position}")
+    in_the_way, unnameable = _write(out, files)
+    unwritten = "".join(f" (not written, {why}: {', '.join(names)})" for why, names in (
+        ("another page's file is in the way", in_the_way), ("a name no file can have", unnameable)) if names)
+    failed = (f"; none for {', '.join(map(repr, unrendered))}, whose history no record can be made of (run audit)"
+              if unrendered else "")
+    return (f"{len(files) - len(in_the_way) - len(unnameable)} files{unwritten} for {len(audit.history)} aggregates "
+            f"as of position {audit.last_position}{failed}")
 
 
-def _write(root: Path, files: dict[Path, str]) -> list[str]:
-    """Write every file inside ``root``; those that could not be, because a page's path is
-    another page's folder (``a.md`` and ``a.md/b.md``)."""
-    blocked = []
+def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
+             now: datetime | None) -> tuple[dict[Path, str], list[tuple[datetime, str]]]:
+    """One aggregate's records, and its lines of the wiki's log."""
+    family = family_of_id(aggregate_id)
+    key = natural_key(aggregate_id)
+    if family == "ratification" and isinstance(events[0], ArtifactFrozen):
+        return _ratification(out / ".athenaeum" / key, events), []
+    if family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
+        names = _entry_names(events)
+        lines = [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
+                               f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
+        return _thread(out / WIKI_ROOT / THREADS_FOLDER / key, events, names,
+                       audit.views.get((thread_status.VIEW, key), {})), lines
+    if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
+        members = Activity(tuple(audit.members()), audit.last_position)
+        return {out / WIKI_ROOT / key: _page(state, members, now)}, []
+    if family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
+        return {out / "fleet" / "quorum" / key: _json(pad)}, []
+    if family == "task" and (task := audit.views.get((task_status.VIEW, key))):
+        return _task(out / "tasks" / key, task, events), []
+    return {}, []
+
+
+def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
+    """Write every file inside ``out``; those that could not be: because a page's path is
+    another page's folder (``a.md`` and ``a.md/b.md``), and because their name is none a file
+    can have (forged history's: a NUL, a name too long)."""
+    root, in_the_way, unnameable = out.resolve(), [], []
     for path, text in files.items():
-        if not (resolved := path.resolve()).is_relative_to(root):
-            continue  # a name from forged history that would lead outside: the audit reports that history
         try:
+            if not (resolved := path.resolve()).is_relative_to(root):
+                continue  # a name from forged history that would lead outside: the audit reports that history
             resolved.parent.mkdir(parents=True, exist_ok=True)
             resolved.write_bytes(text.encode())
         except (FileExistsError, NotADirectoryError, IsADirectoryError):
-            blocked.append(str(resolved.relative_to(root)))
-    return blocked
+            in_the_way.append(str(path.relative_to(out)))
+        except (ValueError, OSError) as error:  # ValueError: a NUL in the name
+            if isinstance(error, OSError) and error.errno not in UNNAMEABLE:
+                raise
+            unnameable.append(str(path.relative_to(out)))
+    return in_the_way, unnameable
 
 
 def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
@@ -154,7 +179,7 @@ def _page(page: Page, activity: Activity, now: datetime) -> str:
 
 def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path, str]:
     files = {folder / "task.json": _json(task), folder / "arbitrations.json": _json(task_records.arbitrations(events))}
-    cycles = sorted({e.cycle for e in events if hasattr(e, "reviewer_role")})
+    cycles = sorted({e.cycle for e in events if isinstance(e, ReviewPosted)})
     for cycle in cycles:
         files[folder / "reviews" / f"cycle-{cycle}.json"] = _json(task_records.reviews(events, cycle))
     return files

@@ -25,14 +25,14 @@ def overdue(states: Mapping[str, Any], members: Sequence[Member], now: datetime)
     findings = []
     for aggregate_id, state in states.items():
         family = family_of_id(aggregate_id)
-        due = _overdue_at(family, state)
-        if due is not None and due + TIMER_GRACE < now:
+        deadline = _deadline(family, state)
+        if deadline is not None and _missed(*deadline, now):
             findings.append(Finding("WARN", "deadline_missed", family, natural_key(aggregate_id), None,
-                                    f"due {due.isoformat()} and not met: a timer never fired"))
+                                    f"due {(deadline[0] + deadline[1]).isoformat()} and not met: a timer never fired"))
     roster = states.get(FLEET_ID)
     for member in members:
-        due = member.last_active + DORMANT_AFTER
-        if due + TIMER_GRACE < now and (roster is None or roster.dormant.get(member.name) != member.last_active):
+        if _missed(member.last_active, DORMANT_AFTER, now) and (
+                roster is None or roster.dormant.get(member.name) != member.last_active):
             findings.append(Finding("WARN", "deadline_missed", "fleet", member.name, None,
                                     f"idle since {member.last_active.isoformat()}, not marked dormant"))
     return findings
@@ -56,12 +56,19 @@ def views_compared(live: ReadModelStore, rebuilt: Mapping[tuple[str, str], Any],
     ]
 
 
-def _overdue_at(family: str, state: Any) -> datetime | None:
-    """When an aggregate's own deadline was due, if it is still unmet."""
+def _missed(start: datetime, span: timedelta, now: datetime) -> bool:
+    """Whether a deadline ``span`` after ``start`` passed more than the grace before ``now``;
+    a difference of times, which cannot overflow as a recorded time near year 9999 plus a
+    span would."""
+    return now - start > span + TIMER_GRACE
+
+
+def _deadline(family: str, state: Any) -> tuple[datetime, timedelta] | None:
+    """An aggregate's own deadline still unmet: the time it counts from, and how long after."""
     if family == "ratification" and isinstance(state, ratification_state.Ratification):
-        return state.expires_at if state.status is ratification_state.Status.OPEN else None
+        return (state.expires_at, timedelta(0)) if state.status is ratification_state.Status.OPEN else None
     if family == "quorum" and isinstance(state, quorum_state.Proposal):
-        return state.deadline if state.status is quorum_state.Status.OPEN else None
+        return (state.deadline, timedelta(0)) if state.status is quorum_state.Status.OPEN else None
     if family == "page" and isinstance(state, page_state.Page) and state.aged_rev < state.rev:
-        return state.revised_at + SOFT_CANONICAL_AGING
+        return state.revised_at, SOFT_CANONICAL_AGING
     return None

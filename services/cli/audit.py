@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,19 +12,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import msgspec
+from eventsourcing.persistence import OperationalError, ProgrammingError
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.audit import export as ledger_export
 from athenaeum.services.audit.auditor import Audit
+from athenaeum.services.audit.bucket_check import BucketCheck
 from athenaeum.services.audit.checkpoints import Anchors
+from athenaeum.services.audit.digest import SHA256_TEXT
 from athenaeum.services.audit.findings import Report
 from athenaeum.services.audit.kept_outside import Expected, KeptOutside, every_message
 from athenaeum.services.cli.args import UsageError, slugs
 from athenaeum.services.views.read_models import ReadModelStore
 
 NAMES = ("audit", "replay", "export", "verify-export")
-DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentParser,
@@ -61,7 +62,19 @@ def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentP
 
 
 def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
-    """The verb's exit code: 0 clean, 1 any HARD finding, 2 usage, 3 unreachable."""
+    """The verb's exit code: 0 clean, 1 any HARD finding, 2 usage, 3 unreachable. What an
+    auditor runs answers with a line, never a traceback: a failure the verb itself did not
+    foresee (it reports what history holds as findings) stops it with its words, and 1."""
+    try:
+        return _run(args, url, data_dir)
+    except (UsageError, OperationalError, ProgrammingError):
+        raise  # said as for every verb
+    except Exception as error:  # noqa: BLE001
+        print(f"athenaeum: {args.family} stopped: {error!r}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     if args.family == "verify-export":
         try:
             with args.file.open("rb") as lines:
@@ -94,10 +107,12 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
                 print(f"wrote {report} to {args.out}")
             return 0
         live = _live_views(args.read_models, data_dir)
+        bucket = BucketCheck.read(app) if until is None else None  # before the replay: it then reads every entry written
         snapshots = app.factory.snapshots_recorder()  # type: ignore[attr-defined]
         outside = KeptOutside(expected + _anchors(app, data_dir, live),
                               every_message(snapshots.select_messages) if snapshots else (), app.mapper)
-        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress(), outside=outside)
+        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress(), outside=outside,
+                      bucket=bucket)
         position, moment = (until, None) if isinstance(until, int) else (None, until)
         report = audit.run(until_position=position, until_time=moment)
         if sys.stderr.isatty():
@@ -107,7 +122,7 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
 
 def _expected(text: str) -> Expected:
     position, _, digest = text.partition(":")
-    if not position.isdigit() or int(position) < 1 or not DIGEST.fullmatch(digest):
+    if not position.isdigit() or int(position) < 1 or not SHA256_TEXT.fullmatch(digest):
         raise UsageError(f"--expect: {text!r} is not POSITION:DIGEST (a position from 1, and 64 lowercase hex digits)")
     return Expected(int(position), digest, f"--expect {text}")
 

@@ -122,7 +122,8 @@ def _is_user_key(key: str) -> bool:
 
 
 def _read_only(key: str, streams: Iterable[str]) -> dict[str, object]:
-    """An auditor's rights: stream information and (batched) direct gets on ``streams``, the
+    """An auditor's rights: stream information, (batched) direct gets and message gets on
+    ``streams`` (the views bucket's stream takes no direct gets, as nats-py makes it), the
     queries, and nothing that changes anything: no publish onto their subjects, no update,
     purge or delete, no consumer (one could deliver the ledger onto any subject, the command
     service's among them)."""

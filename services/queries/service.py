@@ -39,6 +39,7 @@ from athenaeum.projectors import (
 )
 from athenaeum.services.commands.handler import Activity
 from athenaeum.services.identity.accounts import REQUEST_INFO_HEADER, caller_key
+from athenaeum.services.jetstream.entries import holds_an_event
 from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
 from athenaeum.services.queries.lists import LISTINGS, listed
@@ -224,8 +225,12 @@ def _lister(family: str) -> Callable[[Reads, ListRecords], Answer]:
 
 
 def _page(reads: Reads, path: str) -> Any:
+    app = reads.runner.app
+    # As the command store reads an aggregate: past a message on its subject that is no event
+    # the ledger can hold (the audit reports it), rather than failing on it for good.
+    app.recorder.log.readable = app.recorder.log.readable or holds_an_event(app.mapper)  # type: ignore[attr-defined]
     try:
-        return reads.runner.app.repository.get(family_id("page", path), projector_func=page.FAMILY.project)
+        return app.repository.get(family_id("page", path), projector_func=page.FAMILY.project)
     except AggregateNotFoundError:
         return None
 
