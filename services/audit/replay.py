@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,11 @@ EPISODIC = "tier: episodic\n"
 UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
 
 
-def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None) -> str:
-    """Write the records; a summary of what was written."""
-    audit = Audit(app, humans=humans, keep_history=True)
+def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None,
+           progress: Callable[[int], None] = lambda entries: None) -> str:
+    """Write the records; a summary of what was written. ``progress`` hears how many entries
+    have been read."""
+    audit = Audit(app, humans=humans, keep_history=True, progress=progress)
     position, moment = (until, None) if isinstance(until, int) else (None, until)
     audit.run(until_position=position, until_time=moment)
     assert audit.history is not None

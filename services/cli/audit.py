@@ -24,6 +24,7 @@ from athenaeum.services.audit.digest import SHA256_TEXT
 from athenaeum.services.audit.findings import Report
 from athenaeum.services.audit.kept_outside import Expected, KeptOutside, every_message
 from athenaeum.services.cli.args import UsageError, slugs
+from athenaeum.services.cli.progress import progress
 from athenaeum.services.views.read_models import ReadModelStore
 
 NAMES = ("audit", "replay", "export", "verify-export")
@@ -90,15 +91,21 @@ def _run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     with _ledger(url, data_dir) as app:
         if args.family == "export":
             position, moment = (until, None) if isinstance(until, int) else (None, until)
-            for line in ledger_export.export(app, since=args.since, until=position, until_time=moment):
-                sys.stdout.buffer.write(line)
+            # On a terminal the lines themselves show how far it got; a bar only when they go elsewhere.
+            with progress("exporting", app.recorder.last_position() - args.since + 1, shown=not sys.stdout.isatty()) as done:
+                for count, line in enumerate(ledger_export.export(app, since=args.since, until=position,
+                                                                  until_time=moment)):
+                    sys.stdout.buffer.write(line)
+                    if count % ledger_export.READ_BATCH == 0:
+                        done(count)
             return 0
         humans = slugs(args.humans, "--humans")
         if args.family == "replay":
             from athenaeum.services.audit.replay import replay
 
             try:
-                report = replay(app, args.out, humans, until)
+                with progress("replaying", app.recorder.last_position()) as done:
+                    report = replay(app, args.out, humans, until, progress=done)
             except OSError as error:
                 raise UsageError(f"--out: cannot write the records under {args.out}: {error.strerror}") from error
             if args.json:
@@ -111,12 +118,11 @@ def _run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
         snapshots = app.factory.snapshots_recorder()  # type: ignore[attr-defined]
         outside = KeptOutside(expected + _anchors(app, data_dir, live),
                               every_message(snapshots.select_messages) if snapshots else (), app.mapper)
-        audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=_progress(), outside=outside,
-                      bucket=bucket)
         position, moment = (until, None) if isinstance(until, int) else (None, until)
-        report = audit.run(until_position=position, until_time=moment)
-        if sys.stderr.isatty():
-            sys.stderr.write("\n")
+        with progress("auditing", app.recorder.last_position()) as done:
+            audit = Audit(app, humans=humans, live=live, family=args.only_family, progress=done, outside=outside,
+                          bucket=bucket)
+            report = audit.run(until_position=position, until_time=moment)
         return _show(report, args.json)
 
 
@@ -173,17 +179,6 @@ def _live_views(url: str | None, data_dir: Path) -> ReadModelStore | None:
         return ReadModelStore(url or str(default), create=False)
     except ValueError as error:
         raise UsageError(f"--read-models: {error}") from error
-
-
-def _progress():  # type: ignore[no-untyped-def]
-    if not sys.stderr.isatty():
-        return lambda entries: None
-
-    def show(entries: int) -> None:
-        sys.stderr.write(f"\raudited {entries:,} entries")
-        sys.stderr.flush()
-
-    return show
 
 
 def _show(report: Report, as_json: bool) -> int:

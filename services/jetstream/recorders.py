@@ -78,6 +78,11 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         them, fewer only at the stream's end (one read stops at a size, so it may take several)."""
         return self.connection.run(self._messages(start, limit))
 
+    def last_position(self) -> int:
+        """The position of the stream's last message (0 when empty): how far a full read goes."""
+        info = self.connection.run(self.log.client.stream_info(self.log.stream))
+        return int(info["state"].get("last_seq") or 0)
+
     async def _messages(self, start: int, limit: int) -> list[Stored]:
         found: list[Stored] = []
         while len(found) < limit:

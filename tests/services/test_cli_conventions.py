@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 from pathlib import Path
 
@@ -102,3 +103,40 @@ def test_serve_logs_a_line_per_command_as_json_lines(tmp_path: Path) -> None:
         ("ada", "agent.register", "fleet:roster", "ok"), ("alice", "ratification.vote", "adr-1", "not_found")]
     assert all(isinstance(c["ms"], float) for c in commands)
     assert any(line["message"].startswith("stopping") for line in lines)
+
+
+def test_long_reads_draw_a_progress_bar_on_a_terminal_and_only_there(served: Served, tmp_path: Path) -> None:
+    assert served.run("ratify", "init", "adr-1", "--roster", "bob", "--text", TEXT).returncode == 0
+    for verb, extra in (("audit", ()), ("replay", ("--until", "1", "--out", str(tmp_path / "replayed"))),
+                        ("export", ())):
+        command = [*ATHENAEUM, verb, *extra, "--data-dir", str(served.data_dir)]
+        piped = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert piped.returncode == 0 and piped.stderr == "", (verb, piped.stderr)
+        if verb == "replay":
+            (tmp_path / "replayed").rename(tmp_path / "replayed-piped")
+        terminal, stderr = _with_stderr_on_a_terminal(command)
+        assert terminal.returncode == 0, (verb, stderr)
+        assert f"{verb}ing" in stderr, (verb, stderr)
+        assert terminal.stdout == piped.stdout or verb == "replay", verb  # the results themselves are unchanged
+
+
+def _with_stderr_on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """``command`` run with its stderr on a pseudo-terminal (what a user's shell gives it) and
+    its stdout on a pipe; what the terminal showed."""
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env) as process:
+        os.close(follower)
+        shown = bytearray()
+        while True:  # until the child closes its end: EOF, or EIO on Linux
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
+        stdout = process.stdout.read() if process.stdout else b""
+        process.wait(timeout=60)
+    os.close(leader)
+    return subprocess.CompletedProcess(command, process.returncode, stdout.decode()), shown.decode(errors="replace")
