@@ -7,6 +7,7 @@ makes its key pair there (or uses the one already there), so ``--as NAME`` then 
 from __future__ import annotations
 
 import argparse
+import sys
 import secrets
 from pathlib import Path
 
@@ -62,7 +63,8 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
 
 
 def new_key(args: argparse.Namespace, data_dir: Path) -> str:
-    """``key new``: the public key of the pair it wrote."""
+    """``key new``: the public key of the pair it wrote (where the seed went is said on stderr,
+    so ``$(athenaeum key new NAME)`` is the key alone)."""
     agent(args.name, "NAME")
     path = args.out or key_path(data_dir, args.name)
     seed = new_seed()
@@ -70,7 +72,8 @@ def new_key(args: argparse.Namespace, data_dir: Path) -> str:
         write_seed(path, seed)
     except KeyProblem as problem:
         raise UsageError(str(problem)) from None
-    return f"{public_key(key_pair(seed))}  (seed in {path})"
+    print(f"athenaeum: {args.name}'s seed is in {path}", file=sys.stderr)
+    return public_key(key_pair(seed))
 
 
 def command_from(args: argparse.Namespace) -> Command:

@@ -48,7 +48,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentP
 
     replay = subparsers.add_parser("replay", parents=[reader, json_option],
                                    help="write every aggregate's records as of a point")
-    replay.add_argument("--until", required=True, help="a position, or an ISO 8601 time")
+    replay.add_argument("--until", help="a position, or an ISO 8601 time (default: the ledger's last entry)")
     replay.add_argument("--out", required=True, type=Path, help="a new or empty directory for the records")
     replay.add_argument("--humans", default=os.environ.get("ATHENAEUM_HUMANS", ""),
                         help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
@@ -68,8 +68,8 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     foresee (it reports what history holds as findings) stops it with its words, and 1."""
     try:
         return _run(args, url, data_dir)
-    except (UsageError, OperationalError, ProgrammingError):
-        raise  # said as for every verb
+    except (UsageError, OperationalError, ProgrammingError, BrokenPipeError):
+        raise  # said as for every verb; a reader that stopped early (``| head``) is no failure
     except Exception as error:  # noqa: BLE001
         print(f"athenaeum: {args.family} stopped: {error!r}", file=sys.stderr)
         return 1

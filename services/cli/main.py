@@ -15,6 +15,7 @@ import sys
 from importlib import metadata
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import argcomplete
 import msgspec
@@ -40,12 +41,11 @@ from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
-from athenaeum.services.runtime.demo import run_demo
 from athenaeum.services.runtime.logs import FORMATS as LOG_FORMATS, LEVELS as LOG_LEVELS, configure as configure_logs
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
 from athenaeum.services.commands.routes import EXPOSED
-from athenaeum.services.runtime.serve import DEFAULT_HTTP, SERVICES, ServeOptions, default_data_dir, running_url, serve
+from athenaeum.services.runtime.where import DEFAULT_HTTP, SERVICES, default_data_dir, running_url
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
 FAILURE_CODES = {USAGE: "usage", UNREACHABLE: "unavailable"}  # the error code --json gives each exit
@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="who acts ($ATHENAEUM_AGENT); signs with <data-dir>/keys/NAME.nk when it exists")
     common.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
                         help="sign with the seed in this file instead ($ATHENAEUM_KEY)")
+    common.add_argument("--get", metavar="FIELD",
+                        help="print only this field of the --json answer (a.b for a nested one, a.0 for a list's "
+                             "first item), for a shell variable: sha=$(athenaeum ratify init ... --get artifact_sha256)")
 
     parser = Parser(
         prog="athenaeum",
@@ -163,6 +166,8 @@ def _main(argv: list[str] | None) -> int:
         print(argcomplete.shellcode(["athenaeum"], shell=args.shell))
         return DONE
     if args.family == "demo":
+        from athenaeum.services.runtime.demo import run_demo  # the services, loaded only by the verbs that run them
+
         asyncio.run(run_demo(sys.stdout))
         return DONE
     if args.family == "schema":
@@ -184,6 +189,8 @@ def _main(argv: list[str] | None) -> int:
             return failed(UNREACHABLE, f"cannot read the roster: {error}", as_json)
         return DONE
     if args.family == "serve":
+        from athenaeum.services.runtime.serve import ServeOptions, serve
+
         try:
             humans = principals(args.humans, "--humans")
             services = frozenset(name.strip() for name in args.services.split(",") if name.strip())
@@ -250,16 +257,22 @@ def _main(argv: list[str] | None) -> int:
         with SyncClient(url, args.actor or "", seed=seed) as client:
             if query is not None:
                 answer = client.query(query[0], **query[1])
+                if args.get and answer["ok"]:
+                    return print_field(answer["result"], args.get)
                 show_answer(answer, args.json)
                 return DONE if answer["ok"] else REJECTED
             reply = client.send(command)
     except Unreachable as error:
         return failed(UNREACHABLE, f"{error}", as_json)
-    show(reply, args.json)
+    if args.get and reply.ok:
+        code = print_field(summary(reply), args.get)
+    else:
+        show(reply, args.json)
+        code = DONE if reply.ok else REJECTED
     if (finished := getattr(FAMILIES[args.family], "finished", None)) is not None:
         if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
-    return DONE if reply.ok else REJECTED
+    return code
 
 
 def failed(code: int, message: str, as_json: bool) -> int:
@@ -270,6 +283,22 @@ def failed(code: int, message: str, as_json: bool) -> int:
     else:
         print(f"athenaeum: {message}", file=sys.stderr)
     return code
+
+
+def print_field(answer: dict, path: str) -> int:
+    """``--get``: one field of an answer on stdout, text as it is and anything else as JSON,
+    for a shell to capture; a field the answer lacks is a usage error naming those it has."""
+    value: Any = answer
+    for key in path.split("."):
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            has = f": it has {', '.join(value)}" if isinstance(value, dict) else ""
+            return failed(USAGE, f"--get: the answer has no field {path!r}{has}", as_json=False)
+    print(value if isinstance(value, str) else msgspec.json.encode(value).decode())
+    return DONE
 
 
 class ServiceNotFound(LookupError):

@@ -44,17 +44,10 @@ from athenaeum.services.queries.service import Reads, add_query_endpoints
 from athenaeum.services.views.read_models import ReadModelStore, scheme_of
 from athenaeum.services.timers.service import TimerService
 from athenaeum.services.views.bucket import ViewBucket
+from athenaeum.services.runtime.where import DEFAULT_HTTP, SERVE_FILE, SERVICES, running_url
 
-SERVE_FILE = "serve.json"
 STOP_GRACE = 10.0  # seconds a stopping service gives the requests it took to be answered
-SERVICES = frozenset({"commands", "timer", "projector", "http"})
-DEFAULT_HTTP = "127.0.0.1:8765"
 log = logging.getLogger(__name__)
-
-
-def default_data_dir() -> Path:
-    home = os.environ.get("ATHENAEUM_HOME")
-    return Path(home) if home else Path.home() / ".local" / "share" / "athenaeum"
 
 
 @dataclass(frozen=True)
@@ -234,14 +227,6 @@ async def serving_here(options: ServeOptions) -> AsyncIterator[str]:
     finally:
         stop.set()
         await server
-
-
-def running_url(data_dir: Path) -> str | None:
-    """The NATS URL of the ``athenaeum serve`` running on ``data_dir``, if any."""
-    try:
-        return json.loads((data_dir / SERVE_FILE).read_text())["nats"]
-    except (OSError, ValueError, KeyError):
-        return None
 
 
 async def _close(nc: Client) -> None:
