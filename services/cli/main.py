@@ -40,7 +40,6 @@ from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
-from athenaeum.services.mcp.stdio import serve_stdio
 from athenaeum.services.runtime.demo import run_demo
 from athenaeum.services.runtime.logs import FORMATS as LOG_FORMATS, LEVELS as LOG_LEVELS, configure as configure_logs
 from athenaeum.services.runtime.nats_binary import NatsServerError
@@ -269,6 +268,9 @@ def _main(argv: list[str] | None) -> int:
 
 def _mcp(args: argparse.Namespace, data_dir: Path) -> int:
     """The MCP server on stdio until the runtime closes it; what goes wrong before, on stderr."""
+    # Imported here: the MCP SDK takes over a second to import, which no other verb should wait for.
+    from athenaeum.services.mcp.stdio import serve_stdio
+
     try:
         if not args.actor:
             raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts through the MCP server")

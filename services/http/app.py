@@ -26,7 +26,6 @@ from athenaeum.projectors.ratification_records import RECORDS
 from athenaeum.services.http import a2a, probes
 from athenaeum.services.http import tasks as http_tasks
 from athenaeum.services.http.openapi import SECURITY, contract
-from athenaeum.services.mcp.http import McpMount
 from athenaeum.services.http.common import (
     COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
     error_response, reply_response, waiting_for,
@@ -170,6 +169,10 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
     handlers += a2a.handlers(gateway, base_url)
     handlers.append(openapi_json)
     handlers += probes.handlers(readiness)
+    # Imported here: the MCP SDK takes over a second to import, which the command line (importing
+    # serve, and so this module) should not wait for on every verb.
+    from athenaeum.services.mcp.http import McpMount
+
     mcp = McpMount(nc)  # MCP over streamable HTTP at /mcp, its sessions kept by the app's lifespan
     handlers.append(mcp.handler())
     return Litestar(
