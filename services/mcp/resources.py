@@ -1,7 +1,8 @@
 """The records a client reads as MCP resources: a ratification's rendered records
-(``ratified.md``, ``decomposition.md``, its manifest and log), a thread rendered, a page's
-consensus block, a task's addendum to a ruling. Each is the query that renders it, and the view
-whose change may change it (its key in the views bucket, which a reader watches)."""
+(``ratified.md``, ``decomposition.md``, its manifest and log), a thread rendered, a page with
+its consensus block (or the block alone), a task's addendum to a ruling. Each is the query
+that renders it, and the view whose change may change it (its key in the views bucket, which
+a reader watches)."""
 
 from __future__ import annotations
 
@@ -63,8 +64,12 @@ TEMPLATES = (
     Template(f"{SCHEME}threads/{{slug}}/thread.md", re.compile(r"threads/(?P<slug>[^/]+)/thread\.md"),
              "thread", "a dialogue thread rendered, its entries and evaluations",
              lambda uri, part: Record(uri, "thread.render", {"slug": part["slug"]}, thread_status.VIEW, part["slug"])),
-    Template(f"{SCHEME}pages/{{+page}}/consensus.md", re.compile(r"pages/(?P<page>.+)/consensus\.md"),
-             "page consensus", "a canon page's consensus block: its rev, lifecycle and every agent's standing",
+    Template(f"{SCHEME}pages/{{+page}}", re.compile(r"pages/(?P<page>.+)"),
+             "page", "a canon page as the wiki keeps it: its consensus block as front matter, then its content",
+             lambda uri, part: Record(uri, "page.render", {"page": page_path(part["page"])}, page_status.VIEW,
+                                      page_path(part["page"]))),
+    Template(f"{SCHEME}consensus/{{+page}}", re.compile(r"consensus/(?P<page>.+)"),
+             "page consensus", "a canon page's consensus block alone: its rev, lifecycle and every agent's standing",
              lambda uri, part: Record(uri, "page.consensus", {"page": page_path(part["page"])}, page_status.VIEW,
                                       page_path(part["page"]))),
     Template(f"{SCHEME}tasks/{{task_id}}/addendum/{{trigger}}.md",

@@ -99,7 +99,7 @@ async def test_an_agent_runtime_lists_the_tools_and_ratifies_through_them(served
         listed = {tool.name: tool for tool in (await alice.list_tools()).tools}
         commands = {tool_name(route.group, route.verb) for route in EXPOSED}
         reads = {"check", *(f"{family}_{verb}" for family in ("ratification", "quorum", "thread", "page", "task")
-                            for verb in ("show", "list"))} - {"quorum_list"} | {"quorum_list"}
+                            for verb in ("show", "list"))}
         assert commands | reads <= set(listed)
         vote = listed["ratification_vote"]
         assert vote.input_schema["type"] == "object" and set(vote.input_schema["required"]) == {
@@ -206,5 +206,7 @@ async def test_a_discussion_becomes_canon_through_the_gateway_and_a_humans_stdio
         assert (await refused(bob, "page_approve", page=PAGE, level="canonical"))["code"] == "not_human"
         (approval,) = (await ok(ada, "check"))["items"]
         await ok(ada, approval["call"]["name"], **approval["call"]["arguments"])
-        block = (await bob.read_resource(f"athenaeum://pages/{PAGE}/consensus.md")).contents[0].text
+        block = (await bob.read_resource(f"athenaeum://consensus/{PAGE}")).contents[0].text
         assert block.splitlines()[:2] == ["rev: v1", "lifecycle: canonical"]
+        page = (await bob.read_resource(f"athenaeum://pages/wiki/{PAGE}")).contents[0].text
+        assert page == f"---\n{block}---\n\n{recognized['events'][2]['content']}"
