@@ -22,14 +22,13 @@ from athenaeum.services.http.common import AGENT_HEADER, BEARER, header
 from athenaeum.services.mcp.server import Context, mcp_server
 
 PATH = "/mcp"
-UNAUTHENTICATED = msgspec.json.encode({"ok": False, "error": {
-    "code": "unauthenticated", "field": "Authorization",
-    "message": "Authorization: Bearer <token> is required (a human issues one: athenaeum agent token NAME)"}})
+UNAUTHENTICATED = {"code": "unauthenticated", "field": "Authorization",
+                   "message": "Authorization: Bearer <token> is required (athenaeum agent token NAME)"}
 
 
 def bearer_token(request: Any) -> str | None:
     scheme, _, credentials = header(request, "Authorization").partition(" ")
-    return credentials.strip() or None if scheme.lower() == BEARER else None
+    return (credentials.strip() or None) if scheme.lower() == BEARER else None
 
 
 class TokenHolder:
@@ -42,8 +41,14 @@ class TokenHolder:
         return AthenaeumClient(self.nc, self.agent(ctx) or "", self.timeout, token=bearer_token(ctx.request))
 
     def agent(self, ctx: Context) -> str | None:
-        named = header(ctx.request, AGENT_HEADER)
-        return named if SLUG.fullmatch(named) else None
+        return header(ctx.request, AGENT_HEADER) or None  # a slug: the mount refuses any other
+
+
+async def _refuse(send: Send, status: int, error: dict[str, str], headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+    """Refused before MCP: the error object every face gives, as the gateway's other routes do."""
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *headers]})
+    await send({"type": "http.response.body", "body": msgspec.json.encode({"ok": False, "error": error})})
 
 
 class McpMount:
@@ -57,12 +62,16 @@ class McpMount:
     def handler(self) -> ASGIRouteHandler:
         @asgi(PATH, is_mount=True, copy_scope=True)
         async def mcp(scope: Scope, receive: Receive, send: Send) -> None:
-            if bearer_token(Request(scope)) is None:
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": UNAUTHENTICATED})
-                return
-            await self.app(scope, receive, send)  # type: ignore[arg-type]
+            request: Request[Any, Any, Any] = Request(scope)
+            named = header(request, AGENT_HEADER)
+            if bearer_token(request) is None:
+                await _refuse(send, 401, UNAUTHENTICATED, ((b"www-authenticate", b"Bearer"),))
+            elif named and not SLUG.fullmatch(named):
+                await _refuse(send, 400, {"code": "invalid", "field": AGENT_HEADER,
+                                          "message": f"the {AGENT_HEADER} header names the token's holder, as an "
+                                                     f"agent slug: {named!r}"})
+            else:
+                await self.app(scope, receive, send)  # type: ignore[arg-type]
 
         return mcp
 

@@ -14,7 +14,7 @@ import msgspec
 from athenaeum.aggregates.rules import RuleViolation
 from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.commands.reading import read_command
-from athenaeum.services.commands.replies import ErrorBody, Reply, encode, malformed
+from athenaeum.services.commands.replies import ErrorBody, Reply, encode, field_named, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
 from athenaeum.services.mcp.naming import tool_name
 from athenaeum.services.mcp.next_calls import call_for
@@ -93,12 +93,16 @@ async def _send(client: AthenaeumClient, route: Route, arguments: dict[str, Any]
 
 async def _read(client: AthenaeumClient, agent: str | None, name: str, arguments: dict[str, Any]
                 ) -> types.CallToolResult:
-    query, _ = READS[name]
+    query, struct = READS[name]
     if name == "check":
         arguments = {"agent": agent} | arguments
         if arguments["agent"] is None:
             return refused(ErrorBody("invalid", "name the agent whose work to check: the connection names nobody",
                                      "agent"))
+    try:  # refused here as the query service would, before a field could pass for the query's name
+        msgspec.convert(arguments, struct)
+    except msgspec.ValidationError as error:
+        return refused(ErrorBody("invalid", str(error), field_named(str(error))))
     try:
         answer = await client.query(query, **arguments)
     except Unreachable as error:

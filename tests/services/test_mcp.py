@@ -158,6 +158,8 @@ async def test_mcp_refuses_what_the_cli_refuses_with_the_same_codes(served: Serv
         assert human_only["code"] == "not_human" == cli_code(served, "agent", "register", "eve", actor="alice")
         assert (await refused(alice, "ratification_show", topic="adr-none"))["code"] == "not_found"
         assert (await refused(alice, "no_such_tool"))["code"] == "not_found"
+        stray = await refused(alice, "ratification_show", topic="adr-codes", name="adr-codes")
+        assert stray["code"] == "invalid" and stray["field"] == "name"
         shown = await ok(alice, "ratification_show", topic="adr-codes")
         assert shown["voted"] == [], "nothing refused was written"
 
@@ -168,6 +170,9 @@ async def test_a_discussion_becomes_canon_through_the_gateway_and_a_humans_stdio
     tokens = {agent: token_of(served, agent) for agent in ("alice", "bob")}
     unauthenticated = httpx.post(f"{gateway(served)}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert unauthenticated.status_code == 401 and unauthenticated.json()["error"]["code"] == "unauthenticated"
+    misnamed = httpx.post(f"{gateway(served)}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                          headers={"Authorization": f"Bearer {tokens['alice']}", "X-Agent-Name": "Not A Slug"})
+    assert misnamed.status_code == 400 and misnamed.json()["error"]["field"] == "X-Agent-Name"
     notified: list[Any] = []
     async with (over_http(served, tokens["alice"], "alice", notified=notified) as alice,
                 over_http(served, tokens["bob"]) as bob,
