@@ -9,8 +9,9 @@ import contextlib
 import hashlib
 import json
 import os
-import sys
+import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -215,3 +216,14 @@ async def test_a_discussion_becomes_canon_through_the_gateway_and_a_humans_stdio
         assert block.splitlines()[:2] == ["rev: v1", "lifecycle: canonical"]
         page = (await bob.read_resource(f"athenaeum://pages/wiki/{PAGE}")).contents[0].text
         assert page == f"---\n{block}---\n\n{recognized['events'][2]['content']}"
+
+
+def test_without_a_deployment_or_a_name_the_server_says_so_and_exits(tmp_path: Path) -> None:
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("ATHENAEUM_NATS", "ATHENAEUM_NATS_URL", "ATHENAEUM_AGENT")}
+    nameless = subprocess.run([*ATHENAEUM, "mcp", "--data-dir", str(tmp_path)], capture_output=True, text=True,
+                              timeout=60, env=environment, stdin=subprocess.DEVNULL)
+    assert nameless.returncode == 2 and "--as AGENT" in nameless.stderr and not nameless.stdout
+    alone = subprocess.run([*ATHENAEUM, "mcp", "--as", "alice", "--data-dir", str(tmp_path)], capture_output=True,
+                           text=True, timeout=60, env=environment, stdin=subprocess.DEVNULL)
+    assert alone.returncode == 3 and "no Athenaeum to talk to" in alone.stderr and not alone.stdout
