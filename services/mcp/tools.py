@@ -34,7 +34,7 @@ _CHECKED = ("What waits on you (or on `agent`), the soonest due first; each item
 
 
 def tools() -> list[types.Tool]:
-    listed = [types.Tool(name=name, description=_described(route), input_schema=_command_schema(route.command))
+    listed = [types.Tool(name=name, description=_described(route), input_schema=input_schema(route.command))
               for name, route in COMMANDS.items()]
     for name, (query, struct) in READS.items():
         schema = input_schema(struct, optional=frozenset({"agent"}) if struct is Check else frozenset())
@@ -56,11 +56,6 @@ def _read_described(query: str, struct: type[Query]) -> str:
     if verb == "show":
         return f"One {family} record, as its read model holds it."
     return f"{family}: {' '.join((struct.__doc__ or '').split())}"
-
-
-@functools.cache
-def _command_schema(command: type) -> dict[str, Any]:
-    return input_schema(command)
 
 
 @functools.cache
