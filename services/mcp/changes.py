@@ -9,11 +9,9 @@ stream; each listen gets a bus of its own, fed by its own subscriptions); earlie
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-import anyio
 import mcp_types as types
 import nats.errors
 from mcp.server.context import ServerRequestContext
@@ -26,7 +24,6 @@ from nats.aio.subscription import Subscription
 from athenaeum.services.mcp.resources import Record, UnknownResource, record_of
 
 MAX_WATCHED = 256  # records one listen, or one connection, follows at once
-log = logging.getLogger(__name__)
 
 
 async def watch(nc: Client, bucket: str, record: Record, changed: Callable[[str], Awaitable[None]]) -> Subscription:
@@ -81,17 +78,16 @@ class Listening:
 
 
 class Subscriptions:
-    """``resources/subscribe`` and ``unsubscribe`` (clients before 2026-07-28), by connection: a
-    change is sent on the connection that subscribed, and a connection gone ends its own."""
+    """``resources/subscribe`` and ``unsubscribe`` (clients before 2026-07-28). A change is sent
+    on the connection that subscribed; its subscriptions end with it (the SDK unwinds each
+    connection's exit stack when it closes)."""
 
     def __init__(self, nc: Client, bucket: str) -> None:
         self.nc, self.bucket = nc, bucket
-        self._by_connection: dict[object, dict[str, Subscription]] = {}
 
     async def subscribe(self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
                         ) -> types.EmptyResult:
-        connection = _connection(ctx)
-        followed = self._by_connection.setdefault(connection, {})
+        followed = self._followed(ctx)
         if params.uri in followed:
             return types.EmptyResult()
         _bounded([*followed, params.uri])
@@ -100,34 +96,30 @@ class Subscriptions:
         except UnknownResource as unknown:
             raise MCPError(types.INVALID_PARAMS, str(unknown),
                            {"code": "not_found", "field": "uri", "message": str(unknown)}) from None
-        session = ctx.session
-
-        async def changed(uri: str) -> None:
-            try:
-                await session.send_resource_updated(uri)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):  # the connection is gone
-                await self._forget(connection)
-
-        followed[params.uri] = await watch(self.nc, self.bucket, record, changed)
+        followed[params.uri] = await watch(self.nc, self.bucket, record, ctx.session.send_resource_updated)
         return types.EmptyResult()
 
     async def unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
                           ) -> types.EmptyResult:
-        subscription = self._by_connection.get(_connection(ctx), {}).pop(params.uri, None)
+        subscription = self._followed(ctx).pop(params.uri, None)
         if subscription is not None:
             await _stop(subscription)
         return types.EmptyResult()
 
-    async def _forget(self, connection: object) -> None:
-        for subscription in self._by_connection.pop(connection, {}).values():
-            await _stop(subscription)
+    def _followed(self, ctx: ServerRequestContext[Any, Any]) -> dict[str, Subscription]:
+        """The connection's subscriptions by URI. The SDK hands a request its connection only
+        through the request's session, which keeps it private."""
+        connection = ctx.session._connection  # noqa: SLF001
+        followed: dict[str, Subscription] | None = connection.state.get(_FOLLOWED)
+        if followed is None:
+            followed = connection.state[_FOLLOWED] = {}
 
-    async def close(self) -> None:
-        for connection in list(self._by_connection):
-            await self._forget(connection)
+            async def end() -> None:
+                for subscription in followed.values():
+                    await _stop(subscription)
+
+            connection.exit_stack.push_async_callback(end)
+        return followed
 
 
-def _connection(ctx: ServerRequestContext[Any, Any]) -> object:
-    """The connection a request came on: a session's requests each get a session object of their
-    own, all on the one connection the SDK keeps (and exposes no other way)."""
-    return ctx.session._connection  # noqa: SLF001
+_FOLLOWED = "athenaeum.followed"  # the connection's state: its subscriptions by URI

@@ -55,7 +55,7 @@ class McpMount:
     """The mounted app, and the lifespan its sessions need (they run in the manager's task group)."""
 
     def __init__(self, nc: Client) -> None:
-        self.server, self.subscriptions = mcp_server(TokenHolder(nc), nc)
+        self.server = mcp_server(TokenHolder(nc), nc)
         self.manager = StreamableHTTPSessionManager(app=self.server)
         self.app = StreamableHTTPASGIApp(self.manager)
 
@@ -78,7 +78,4 @@ class McpMount:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Litestar) -> AsyncIterator[None]:
         async with self.manager.run():
-            try:
-                yield
-            finally:
-                await self.subscriptions.close()
+            yield

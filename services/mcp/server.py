@@ -45,8 +45,7 @@ def views_bucket() -> str:
     return bucket_of(os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM))
 
 
-def mcp_server(caller: Caller, nc: Client) -> tuple[Server[Any], Subscriptions]:
-    """The server, and the ``resources/subscribe`` subscriptions to close when it stops."""
+def mcp_server(caller: Caller, nc: Client) -> Server[Any]:
     subscriptions = Subscriptions(nc, views_bucket())
     offered = tools.tools()
 
@@ -93,4 +92,4 @@ def mcp_server(caller: Caller, nc: Client) -> tuple[Server[Any], Subscriptions]:
         on_unsubscribe_resource=subscriptions.unsubscribe,
         on_subscriptions_listen=Listening(nc, views_bucket()),
     )
-    return server, subscriptions
+    return server

@@ -29,9 +29,6 @@ class Signer:
 async def serve_stdio(url: str, actor: str, seed: Seed | None) -> None:
     """Until the runtime closes stdin. Raises ``Unreachable`` when NATS does not admit the agent."""
     async with await AthenaeumClient.connect(url, actor, seed=seed) as client:
-        server, subscriptions = mcp_server(Signer(client), client.nc)
-        try:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-        finally:
-            await subscriptions.close()
+        server = mcp_server(Signer(client), client.nc)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
