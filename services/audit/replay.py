@@ -31,7 +31,7 @@ from athenaeum.projectors.record_text import one_line, utc_text
 from athenaeum.projectors.yaml_text import dump, scalar
 from athenaeum.services.audit.auditor import Audit
 from athenaeum.services.commands.handler import Activity
-from athenaeum.services.queries.pages import DIALOGUE, consensus_block
+from athenaeum.services.queries.pages import DIALOGUE, page_file
 
 # Where the original wiki tools look for everything: the pages, by their ids, and beside them
 # the dialogue threads and the log of their entries; a thread's files are episodic memory.
@@ -89,7 +89,7 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
                        audit.views.get((thread_status.VIEW, key), {})), lines
     if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
         members = Activity(tuple(audit.members()), audit.last_position)
-        return {out / WIKI_ROOT / key: _page(state, members, now)}, []
+        return {out / WIKI_ROOT / key: page_file(state, members, now)}, []
     if family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
         return {out / "fleet" / "quorum" / key: _json(pad)}, []
     if family == "task" and (task := audit.views.get((task_status.VIEW, key))):
@@ -174,10 +174,6 @@ def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict
                 front["reason"] = event.reason
             files[folder / "entries" / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
     return files
-
-
-def _page(page: Page, activity: Activity, now: datetime) -> str:
-    return f"---\n{consensus_block(page, activity, now)}---\n\n{page.content}"
 
 
 def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path, str]:

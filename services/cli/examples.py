@@ -9,6 +9,7 @@ EXAMPLES: dict[tuple[str, ...], str] = {
     ("demo",): "athenaeum demo",
     ("schema",): "athenaeum schema | jq '.commands | keys'",
     ("check",): "athenaeum check --as bob --limit 10",
+    ("mcp",): "athenaeum mcp --as alice",
     ("completion",): "athenaeum completion bash > ~/.local/share/bash-completion/completions/athenaeum",
     ("ratify", "init"): "athenaeum ratify init adr-7 --roster alice,bob --artifact adr-7.md --as alice",
     ("ratify", "vote"): f"athenaeum ratify vote adr-7 --sha256 {SHA} --sign --as bob",

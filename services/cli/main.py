@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     check.add_argument("--limit", type=int, default=CHECK_LIMIT, help=f"the soonest due, at most (default {CHECK_LIMIT})")
+    subparsers.add_parser("mcp", parents=[common], help="serve Athenaeum's tools and records to an agent runtime: "
+                                                         "an MCP server on stdin and stdout, acting --as you")
     completion = subparsers.add_parser("completion", help="the shell code that completes athenaeum's verbs and options")
     completion.add_argument("shell", choices=SHELLS)
     explained(parser, EXAMPLES)
@@ -237,6 +239,8 @@ def _main(argv: list[str] | None) -> int:
             return failed(UNREACHABLE, f"{error}", as_json)
         except ProgrammingError as error:  # no such stream, or a server too old
             return failed(UNREACHABLE, f"cannot read the ledger: {error}", as_json)
+    if args.family == "mcp":
+        return _mcp(args, data_dir)
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.
@@ -273,6 +277,29 @@ def _main(argv: list[str] | None) -> int:
         if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
     return code
+
+
+def _mcp(args: argparse.Namespace, data_dir: Path) -> int:
+    """The MCP server on stdio until the runtime closes it; what goes wrong before, on stderr."""
+    # Imported here: the MCP SDK takes over a second to import, which no other verb should wait for.
+    from athenaeum.services.mcp.stdio import serve_stdio
+
+    try:
+        if not args.actor:
+            raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts through the MCP server")
+        agent(args.actor, "--as (or ATHENAEUM_AGENT)")
+        seed, url = _seed(args, data_dir), service_url(args, data_dir)
+    except UsageError as error:
+        return failed(USAGE, f"{error}", as_json=False)
+    except ServiceNotFound as error:
+        return failed(UNREACHABLE, f"{error}", as_json=False)
+    try:
+        asyncio.run(serve_stdio(url, args.actor, seed))
+    except Unreachable as error:
+        return failed(UNREACHABLE, f"{error}", as_json=False)
+    except KeyboardInterrupt:
+        pass
+    return DONE
 
 
 def failed(code: int, message: str, as_json: bool) -> int:

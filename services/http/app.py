@@ -169,7 +169,14 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
     handlers += a2a.handlers(gateway, base_url)
     handlers.append(openapi_json)
     handlers += probes.handlers(readiness)
+    # Imported here: the MCP SDK takes over a second to import, which the command line (importing
+    # serve, and so this module) should not wait for on every verb.
+    from athenaeum.services.mcp.http import McpMount
+
+    mcp = McpMount(nc)  # MCP over streamable HTTP at /mcp, its sessions kept by the app's lifespan
+    handlers.append(mcp.handler())
     return Litestar(
+        lifespan=[mcp.lifespan],
         route_handlers=handlers,
         before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},

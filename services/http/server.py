@@ -35,7 +35,7 @@ class HttpServer:
         bound_host, bound_port = self.socket.getsockname()[:2]
         self.url = f"http://{bound_host}:{bound_port}"
         # Open event streams are cut after a short grace when serve stops.
-        config = uvicorn.Config(create_app(nc, self.url, readiness, trusted), log_level="warning", log_config=None, lifespan="off",
+        config = uvicorn.Config(create_app(nc, self.url, readiness, trusted), log_level="warning", log_config=None, lifespan="on",
                                 timeout_graceful_shutdown=2)
         self.server = _EmbeddedServer(config)
         self._task: asyncio.Task[None] | None = None

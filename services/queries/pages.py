@@ -36,6 +36,11 @@ def page_document(page: Page, activity: Activity, now: datetime) -> dict[str, An
     }
 
 
+def page_file(page: Page, activity: Activity, now: datetime) -> str:
+    """The page as the wiki keeps it: its consensus block as front matter, then its content."""
+    return f"---\n{consensus_block(page, activity, now)}---\n\n{page.content}"
+
+
 def consensus_block(page: Page, activity: Activity, now: datetime) -> str:
     """``rev``, ``lifecycle`` and ``consensus`` as in a structural page's front matter."""
     report: Consensus = consensus(page, activity.members, now)

@@ -43,7 +43,7 @@ from athenaeum.services.jetstream.entries import holds_an_event
 from athenaeum.services.commands.service import concurrently
 from athenaeum.services.queries.consistency import Behind, Ledger, catch_up
 from athenaeum.services.queries.lists import LISTINGS, listed
-from athenaeum.services.queries.pages import consensus_block, page_document
+from athenaeum.services.queries.pages import consensus_block, page_document, page_file
 from athenaeum.services.runtime.metrics import query_observer
 from athenaeum.services.views.projection import ProjectionRunner
 from athenaeum.services.queries.wire import (
@@ -146,6 +146,13 @@ def render_consensus(reads: Reads, query: ShowPage) -> Answer:
     if page is None:
         return _not_found(f"no page {query.page!r}", "page")
     return _record(reads, "consensus", consensus_block(page, reads.activity(), reads.clock()))
+
+
+def render_page(reads: Reads, query: ShowPage) -> Answer:
+    page = _page(reads, query.page)
+    if page is None:
+        return _not_found(f"no page {query.page!r}", "page")
+    return _record(reads, "page", page_file(page, reads.activity(), reads.clock()))
 
 
 def show_task(reads: Reads, query: ShowTask) -> Answer:
@@ -259,6 +266,7 @@ QUERIES: dict[str, tuple[type[Query], Callable[[Reads, Any], Answer]]] = {
     "thread.render": (ShowThread, render_thread),
     "page.show": (ShowPage, show_page),
     "page.consensus": (ShowPage, render_consensus),
+    "page.render": (ShowPage, render_page),
     "task.show": (ShowTask, show_task),
     "task.list": (ListTasks, list_tasks),
     "task.reviews": (TaskReviews, task_reviews),

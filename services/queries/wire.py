@@ -63,6 +63,8 @@ class ShowTask(Query, frozen=True):
 
 
 class ListTasks(Query, frozen=True):
+    """A project's tasks, in id order; with ``status``, only those in it."""
+
     project_id: str
     status: str | None = None  # only the tasks in this status (``arbitrating``: an arbitrator's work)
 

@@ -36,5 +36,6 @@ def configure(level: str = "info", form: str = "text") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("nats", "asyncio", "uvicorn.access"):  # their routine chatter is not the ledger's
+    # Their routine chatter (a connection, an MCP session opened) is not the ledger's.
+    for noisy in ("nats", "asyncio", "uvicorn.access", "mcp"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
