@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.services.conftest import Served
-from tests.services.ui_records import gateway, pending_human, seed_of, sent
+from tests.services.conftest import Served, served_over_http
+from tests.services.ui_records import pending_human, seed_of, sent
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra: pip install -e '.[test]'")
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -26,7 +26,7 @@ WAIT_MS = 15_000  # for a change to reach the page
 
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[tuple[Served, httpx.Client]]:
-    with gateway(tmp_path / "home") as served_and_client:
+    with served_over_http(tmp_path / "home") as served_and_client:
         yield served_and_client
 
 

@@ -11,13 +11,13 @@ import httpx
 import pytest
 
 from athenaeum.services.identity.keys import new_seed
-from tests.services.conftest import Served
-from tests.services.ui_records import ARTIFACT, SHA, gateway, pending_human, seed_of, sent, signed_as
+from tests.services.conftest import Served, served_over_http
+from tests.services.ui_records import ARTIFACT, SHA, pending_human, seed_of, sent, signed_as
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, httpx.Client]]:
-    with gateway(tmp_path_factory.mktemp("ui") / "home") as served_and_client:
+    with served_over_http(tmp_path_factory.mktemp("ui") / "home") as served_and_client:
         yield served_and_client
 
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -19,17 +15,6 @@ from tests.services.conftest import Served
 
 ARTIFACT = "# ADR\n\n## Scope\nEvery agent logs to the ledger.\n"
 SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
-
-
-@contextmanager
-def gateway(data_dir: Path) -> Iterator[tuple[Served, httpx.Client]]:
-    served = Served(data_dir, "--trust-agent-header", "127.0.0.1")
-    try:
-        url = json.loads((served.data_dir / "serve.json").read_text())["http"]
-        with httpx.Client(base_url=url, timeout=30) as client:
-            yield served, client
-    finally:
-        served.stop()
 
 
 def sent(http: httpx.Client, path: str, agent: str, body: dict[str, Any]) -> dict[str, Any]:

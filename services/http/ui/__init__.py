@@ -11,6 +11,8 @@ from litestar.plugins.jinja import JinjaTemplateEngine
 from litestar.static_files import create_static_files_router
 from litestar.template import TemplateConfig
 
+from athenaeum.events.page import CanonLevel
+from athenaeum.events.ratification import HumanChoice
 from athenaeum.services.http.common import Gateway
 from athenaeum.services.http.ui import live, pages, signing
 
@@ -25,4 +27,7 @@ def handlers(gateway: Gateway) -> list[Any]:
 
 def templates() -> TemplateConfig[JinjaTemplateEngine]:
     environment = Environment(loader=PackageLoader(__name__, "templates"), autoescape=select_autoescape(default=True))
+    # The choices the human decisions' forms offer, as the commands name them.
+    environment.globals |= {"choices": [choice.value for choice in HumanChoice],
+                            "levels": [level.value for level in CanonLevel]}
     return TemplateConfig(instance=JinjaTemplateEngine.from_environment(environment))

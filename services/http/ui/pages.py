@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+from urllib.parse import quote
 
 from litestar import get
 from litestar.handlers import HTTPRouteHandler
 from litestar.response import Redirect, Template
 
 from athenaeum.aggregates.rules import SLUG
-from athenaeum.events.page import CanonLevel
-from athenaeum.events.ratification import HumanChoice
 from athenaeum.services.commands.replies import http_status
 from athenaeum.services.http.common import Gateway
 
@@ -37,11 +36,9 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return Template(template_name="home.html", context={})
 
     @get("/ui/inbox", include_in_schema=False)
-    async def inbox_of(agent: str) -> Redirect | Template:
+    async def inbox_of(agent: str) -> Redirect:
         """The sign-in form's answer without the script: the principal's own inbox."""
-        if not SLUG.fullmatch(agent):
-            return _refused({"code": "invalid", "message": f"{agent!r} is not an agent slug", "field": "agent"})
-        return Redirect(f"/ui/inbox/{agent}")
+        return Redirect(f"/ui/inbox/{quote(agent, safe='')}")
 
     @get("/ui/inbox/{agent:str}", include_in_schema=False)
     async def inbox(agent: str) -> Template:
@@ -49,31 +46,17 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             return _refused({"code": "invalid", "message": f"{agent!r} is not an agent slug", "field": "agent"})
         return await shown("inbox.html", "check", agent=agent)
 
-    @get("/ui/ratifications", include_in_schema=False)
-    async def ratifications() -> Template:
-        return Template(template_name="ratifications.html", context={"records": await listed("ratification")})
+    def family_pages(plural: str, family: str, show: str, key: str) -> list[HTTPRouteHandler]:
+        """``/ui/<plural>``, the family's records, and ``/ui/<plural>/<id>``, one of them."""
+        @get(f"/ui/{plural}", include_in_schema=False, name=f"ui-{plural}")
+        async def listing() -> Template:
+            return Template(template_name=f"{plural}.html", context={"records": await listed(family)})
 
-    @get("/ui/ratifications/{topic:str}", include_in_schema=False)
-    async def ratification(topic: str) -> Template:
-        page = await shown("ratification.html", "ratification.show", topic=topic)
-        page.context["choices"] = [choice.value for choice in HumanChoice]
-        return page
+        @get(f"/ui/{plural}/{{record_id:str}}", include_in_schema=False, name=f"ui-{family}")
+        async def one(record_id: str) -> Template:
+            return await shown(f"{family}.html", show, **{key: record_id})
 
-    @get("/ui/proposals", include_in_schema=False)
-    async def proposals() -> Template:
-        return Template(template_name="proposals.html", context={"records": await listed("quorum")})
-
-    @get("/ui/proposals/{proposal_id:str}", include_in_schema=False)
-    async def proposal(proposal_id: str) -> Template:
-        return await shown("proposal.html", "quorum.show", proposal_id=proposal_id)
-
-    @get("/ui/threads", include_in_schema=False)
-    async def threads() -> Template:
-        return Template(template_name="threads.html", context={"records": await listed("thread")})
-
-    @get("/ui/threads/{slug:str}", include_in_schema=False)
-    async def thread(slug: str) -> Template:
-        return await shown("thread.html", "thread.show", slug=slug)
+        return [listing, one]
 
     @get("/ui/canon", include_in_schema=False)
     async def canon(project: str | None = None) -> Template:
@@ -90,10 +73,11 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             else:
                 refusal = answer["error"]
         return Template(template_name="canon.html", context={
-            "pages": pages, "project": project or "", "tasks": tasks, "refusal": refusal,
-            "levels": [level.value for level in CanonLevel]})
+            "pages": pages, "project": project or "", "tasks": tasks, "refusal": refusal})
 
-    return [home, inbox_of, inbox, ratifications, ratification, proposals, proposal, threads, thread, canon]
+    return [home, inbox_of, inbox, canon, *family_pages("ratifications", "ratification", "ratification.show", "topic"),
+            *family_pages("proposals", "quorum", "quorum.show", "proposal_id"),
+            *family_pages("threads", "thread", "thread.show", "slug")]
 
 
 def _refused(error: dict[str, Any]) -> Template:
