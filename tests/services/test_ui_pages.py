@@ -122,3 +122,19 @@ def test_every_change_of_a_view_is_announced_on_the_live_stream(site: tuple[Serv
                 changes.append(json.loads(line.removeprefix("data: ")))
                 break
     assert changes[0]["key"] == "ratifications.ui-live" and changes[0]["position"] > 0
+
+
+def test_the_canon_and_thread_forms_are_refused_with_the_clis_codes(site: tuple[Served, httpx.Client]) -> None:
+    served, http = site
+    sent(http, "page/init", "alice", {"page": "wiki/ui-forms.md", "content": "# Forms\n"})
+    sent(http, "thread/open", "alice", {"slug": "ui-forms", "context": "c", "target": {"N": 1, "C": 1, "R": 1}, "body": "b"})
+    seed = seed_of(served)
+    for path, command, argv in (
+            ("page/approve", {"page": "wiki/ui-forms.md", "level": "canonical"},
+             ("page", "approve", "wiki/ui-forms.md", "--level", "canonical")),
+            ("thread/refuse", {"slug": "ui-forms", "reason": "below target"},
+             ("thread", "refuse", "ui-forms", "--reason", "below target"))):
+        page = signed_as(http, seed, "ada", path, command)
+        cli = served.run(*argv, actor="ada")
+        assert page.status_code >= 400 and cli.returncode == 1
+        assert cli.stderr.startswith(f"rejected: {page.json()['error']['code']}"), (page.text, cli.stderr)
