@@ -53,13 +53,23 @@ SERVICE = Credential(service=True)
 def signed(pair: nkeys.KeyPair, ledger_id: str, command: Command, actor: str, at: datetime | None = None) -> Credential:
     """``command`` as ``actor`` signs it with its key ``pair`` for the ledger ``ledger_id``."""
     at = at or datetime.now(timezone.utc)
+    return Credential(signature=sign(pair, to_sign(ledger_id, command, actor, at)), signed_at=at)
+
+
+def to_sign(ledger_id: str, command: Command, actor: str, at: datetime) -> bytes:
+    """The bytes ``actor`` signs to send ``command`` at ``at``: what a signer without this
+    library (the web page's browser) is handed, so nobody re-implements the canonical JSON."""
+    return signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, canonical(command))
+
+
+def canonical(command: Command) -> bytes:
+    """``command``'s JSON as the service will read it: a float field given an int
+    (Vector(1, 1, 1)) is 1.0 there."""
     encoded = _encoder.encode(command)
-    try:  # As the service will read it: a float field given an int (Vector(1, 1, 1)) is 1.0 there.
-        canonical = _encoder.encode(msgspec.json.decode(encoded, type=type(command)))
+    try:
+        return _encoder.encode(msgspec.json.decode(encoded, type=type(command)))
     except msgspec.ValidationError:  # over a limit, say: the service refuses it before any signature counts
-        canonical = encoded
-    message = signed_bytes(ledger_id, BY_COMMAND[type(command)].name, actor, at, canonical)
-    return Credential(signature=sign(pair, message), signed_at=at)
+        return encoded
 
 
 def authenticate(credential: Credential, actor: str, route: str, command: bytes, roster: Fleet | None,

@@ -8,7 +8,6 @@ reachable. Routes are generated from the one table of commands, and the OpenAPI 
 
 from __future__ import annotations
 
-import functools
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -20,19 +19,18 @@ from litestar.openapi import OpenAPIConfig
 from litestar.params import Parameter
 from nats.aio.client import Client
 
-from athenaeum.aggregates.rules import SLUG, RuleViolation
+from athenaeum.aggregates.rules import SLUG
 from athenaeum.events.constraints import AGENT_SLUG
 from athenaeum.projectors.ratification_records import RECORDS
-from athenaeum.services.http import a2a, probes
+from athenaeum.services.http import a2a, probes, ui
 from athenaeum.services.http import tasks as http_tasks
 from athenaeum.services.http.openapi import SECURITY, contract
 from athenaeum.services.http.common import (
     COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
-    error_response, reply_response, waiting_for,
+    body_refusal, error_response, reply_response, waiting_for,
 )
 from athenaeum.services.commands.replies import field_named
 from athenaeum.services.commands.routes import EXPOSED, Route
-from athenaeum.services.commands.reading import read_command
 
 
 AgentPath = Annotated[str, Parameter(schema_extra={"pattern": AGENT_SLUG})]  # checked here, with its message
@@ -117,19 +115,8 @@ async def strict_request(request: Request) -> Response[bytes] | None:
     body = await request.body()
     if data.is_optional and not body.strip():
         return None
-    try:  # as the NATS service reads it; the framework's decoder would keep the last of two values
-        read_command(body, _decoder(data.annotation))
-    except RuleViolation as violation:
-        return error_response({"code": violation.code, "message": violation.message, "field": violation.field})
-    except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
-        return error_response({"code": "invalid", "message": f"the request is not valid: {error}",
-                               "field": field_named(str(error)) or "body"})
-    return None
-
-
-@functools.cache
-def _decoder(body: Any) -> msgspec.json.Decoder[Any]:
-    return msgspec.json.Decoder(body)
+    refusal = body_refusal(body, data.annotation)
+    return None if refusal is None else error_response(refusal)
 
 
 def invalid_body(request: Request, error: ValidationException) -> Response[bytes]:
@@ -168,6 +155,7 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
     handlers += http_tasks.handlers(gateway)
     handlers += a2a.handlers(gateway, base_url)
     handlers.append(openapi_json)
+    handlers += ui.handlers(gateway)
     handlers += probes.handlers(readiness)
     # Imported here: the MCP SDK takes over a second to import, which the command line (importing
     # serve, and so this module) should not wait for on every verb.
@@ -178,6 +166,7 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
     return Litestar(
         lifespan=[mcp.lifespan],
         route_handlers=handlers,
+        template_config=ui.templates(),
         before_request=strict_request,
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,

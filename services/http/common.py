@@ -3,6 +3,7 @@ the NATS replies, with each rule code's HTTP status."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any
 
 import msgspec
@@ -12,13 +13,14 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import HeaderParameter, QueryParameter
 from nats.aio.client import Client
 
-from athenaeum.aggregates.rules import SLUG
+from athenaeum.aggregates.rules import SLUG, RuleViolation
 from athenaeum.events.constraints import AGENT_SLUG, COMMAND_ID_LIMIT
 from athenaeum.events.commands import Command
 from athenaeum.projectors import a2a_tasks
 from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.commands.service import LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER
-from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, http_status
+from athenaeum.services.commands.reading import read_command
+from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, field_named, http_status
 
 AGENT_HEADER = "X-Agent-Name"
 BEARER = "bearer"  # the Authorization scheme, in any case (RFC 7235)
@@ -60,6 +62,23 @@ COMMAND_ERRORS = READ_ERRORS | {
     422: documented(RejectedReply, "another rule of PROTOCOLS.md refuses the command (not_rostered, ...)"),
 }
 COMMAND_RESPONSES = {200: documented(AcceptedReply, "accepted: the events appended"), **COMMAND_ERRORS}
+
+
+def body_refusal(body: bytes, shape: Any) -> dict[str, Any] | None:
+    """The error object for a body that is not ``shape`` as the NATS service reads it (the
+    framework's decoder would keep the last of two values), or None when it is."""
+    try:
+        read_command(body, _decoder(shape))
+    except RuleViolation as violation:
+        return {"code": violation.code, "message": violation.message, "field": violation.field}
+    except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
+        return {"code": "invalid", "message": f"the request is not valid: {error}", "field": field_named(str(error)) or "body"}
+    return None
+
+
+@functools.cache
+def _decoder(shape: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(shape)
 
 
 def waiting_for(after: int | None) -> dict[str, int]:

@@ -9,9 +9,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
+import httpx
 import pytest
 
 from athenaeum.aggregates.rules import SLUG
@@ -81,6 +83,19 @@ def served(tmp_path: Path) -> Iterator[Served]:
     served = Served(tmp_path / "home")
     yield served
     if served.process.poll() is None:
+        served.stop()
+
+
+@contextmanager
+def served_over_http(data_dir: Path) -> Iterator[tuple[Served, httpx.Client]]:
+    """A serve whose gateway takes ``X-Agent-Name`` from 127.0.0.1 (as behind a local
+    authenticating proxy), and an HTTP client of it."""
+    served = Served(data_dir, "--trust-agent-header", "127.0.0.1")
+    try:
+        url = json.loads((served.data_dir / "serve.json").read_text())["http"]
+        with httpx.Client(base_url=url, timeout=30) as client:
+            yield served, client
+    finally:
         served.stop()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.services.conftest import Served
+from tests.services.conftest import served_over_http
 
 ARTIFACT = "# ADR 11\nEvery agent logs to the ledger.\n"
 SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
@@ -22,13 +22,8 @@ SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
 def http(tmp_path: Path) -> Iterator[httpx.Client]:
     """The gateway of a serve that takes ``X-Agent-Name`` from 127.0.0.1, as behind a local
     authenticating proxy: the original arbitrator's scripts send no token."""
-    served = Served(tmp_path / "home", "--trust-agent-header", "127.0.0.1")
-    try:
-        url = json.loads((served.data_dir / "serve.json").read_text())["http"]
-        with httpx.Client(base_url=url, timeout=30) as client:
-            yield client
-    finally:
-        served.stop()
+    with served_over_http(tmp_path / "home") as (_, client):
+        yield client
 
 
 def as_(agent: str, project: str | None = None) -> dict[str, str]:

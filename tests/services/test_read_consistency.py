@@ -12,20 +12,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.services.conftest import Served
+from tests.services.conftest import Served, served_over_http
 
 ROUNDS = 20
 
 
 @pytest.fixture
 def served_http(tmp_path: Path) -> Iterator[tuple[Served, httpx.Client]]:
-    served = Served(tmp_path / "home", "--trust-agent-header", "127.0.0.1")
-    try:
-        url = json.loads((served.data_dir / "serve.json").read_text())["http"]
-        with httpx.Client(base_url=url, timeout=30) as client:
-            yield served, client
-    finally:
-        served.stop()
+    with served_over_http(tmp_path / "home") as served_and_client:
+        yield served_and_client
 
 
 def as_(agent: str) -> dict[str, str]:
