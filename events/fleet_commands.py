@@ -46,6 +46,7 @@ class IssueToken(Command, frozen=True):
 
 
 class RevokeToken(Command, frozen=True):
+    """End an HTTP bearer token of a principal, named by its SHA-256."""
     name: Agent
     token_sha256: TokenSha256
 

@@ -23,16 +23,21 @@ class OnPage(Command, frozen=True):
 
 
 class InitPage(OnPage, frozen=True):
+    """Create a canon page at its path inside the wiki, with its content and scope."""
     content: LongSaid
     scope: Scope = Scope.STRUCTURAL
     from_thread: Slug | None = None
 
 
 class ReadPage(OnPage, frozen=True):
+    """Record that an agent read the page's current revision in a session: an endorsement needs it
+    first."""
     session_id: Said
 
 
 class EndorsePage(OnPage, frozen=True):
+    """An agent's standing on the page's current revision (accepted, reviewed, ...), after reading it
+    in the same session."""
     reads_fleet: ClassVar[bool] = True
 
     status: Endorsing
@@ -41,16 +46,22 @@ class EndorsePage(OnPage, frozen=True):
 
 
 class EditPage(OnPage, frozen=True):
+    """Replace the page's content; a significant edit (over 30% of lines or headings changed, or so
+    marked) raises the revision and makes other endorsements stale."""
     content: LongSaid
     significant: bool = False  # the editor may mark an edit significant; it may also be computed so
 
 
 class DisputePage(OnPage, frozen=True):
+    """Dispute a section of the page, optionally in a thread; the page is not canon while a dispute
+    stands."""
     section: Said
     thread: Slug | None = None
 
 
 class ResolveDispute(OnPage, frozen=True):
+    """A human resolves an agent's dispute of the page, with the decision and the thread it was settled
+    in."""
     reads_fleet: ClassVar[bool] = True
 
     agent: Agent
@@ -59,6 +70,7 @@ class ResolveDispute(OnPage, frozen=True):
 
 
 class ApprovePage(OnPage, frozen=True):
+    """A human admits the page to canon, canonical or soft-canonical, when it is ready for that level."""
     reads_fleet: ClassVar[bool] = True
 
     level: CanonLevel

@@ -16,6 +16,8 @@ Count = Annotated[int, msgspec.Meta(ge=1, le=AGENTS_LIMIT, description="at most 
 
 
 class ProposeQuorum(Command, frozen=True):
+    """Put a proposal to an electorate: accepted at k ACKs of n (a threshold, or the advisory or
+    blocking preset) before the deadline, with an optional veto and coordinator."""
     text: Said
     electorate: Agents
     # k; or a preset scaled to the electorate. An explicit threshold wins over a preset.
@@ -32,20 +34,25 @@ class ProposeQuorum(Command, frozen=True):
 
 
 class AckProposal(Command, frozen=True):
+    """An elector's ACK of an open proposal. Quorum votes are public."""
     proposal_id: ProposalId
 
 
 class NackProposal(Command, frozen=True):
+    """An elector's NACK of an open proposal, with its reason; the coordinator's NACK with
+    COORDINATOR_VETO vetoes it."""
     proposal_id: ProposalId
     reason: Said
 
 
 class BreakTie(Command, frozen=True):
+    """The coordinator's accept or reject of a proposal awaiting-coordinator after an even split."""
     proposal_id: ProposalId
     decision: CoordinatorDecision
 
 
 class OverrideProposal(Command, frozen=True):
+    """The coordinator's accept or reject of an open proposal before its deadline, with its reason."""
     proposal_id: ProposalId
     decision: CoordinatorDecision
     reason: Said

@@ -17,6 +17,8 @@ DissentItems = Annotated[list[DissentItem], listing(DISSENT_LIMIT, "dissent item
 
 
 class InitRatification(Command, frozen=True):
+    """Open a ratification: freeze the artifact by its SHA-256 and ask the roster to SIGN or DISSENT
+    within the window (72 h by default)."""
     topic: Slug
     roster: Agents
     artifact: LongSaid
@@ -30,6 +32,8 @@ class InitRatification(Command, frozen=True):
 
 
 class CastVote(Command, frozen=True):
+    """A roster member's vote on the frozen artifact, naming its sha256: SIGN, or DISSENT with the
+    atoms objected to. Blind until the tally."""
     topic: Slug
     sha256: Text
     decision: Decision
@@ -37,6 +41,8 @@ class CastVote(Command, frozen=True):
 
 
 class RecordHumanDecision(Command, frozen=True):
+    """A human's decision on a ratification that met dissent: rewrite with caveats, decompose further,
+    or reject (signed by the human's key)."""
     topic: Slug
     decision: HumanChoice
     notes: Annotated[list[Note], listing(DECISION_LIMIT, "notes")] = []
@@ -45,12 +51,14 @@ class RecordHumanDecision(Command, frozen=True):
 
 
 class SplitAtom(Command, frozen=True):
+    """Split a contested atom of a decomposition into smaller ones, for the roster to vote on again."""
     topic: Slug
     atom: Text
     into: DissentItems
 
 
 class CancelRatification(Command, frozen=True):
+    """Withdraw an open ratification; no vote is taken after it."""
     topic: Slug
 
 

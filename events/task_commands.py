@@ -51,6 +51,8 @@ class OnTask(InProject, frozen=True):
 
 
 class CreateTask(InProject, frozen=True):
+    """Create an engineer/reviewer task in a project: its title, plan, review-cycle budget and reviewer
+    roles; it starts pending."""
     title: Title
     plan_path: Said | None = None  # the original's tasks may be a title alone
     review_cycle_budget: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_REVIEW_CYCLE_BUDGET
@@ -58,6 +60,7 @@ class CreateTask(InProject, frozen=True):
 
 
 class ClaimTask(OnTask, frozen=True):
+    """Claim a pending task."""
     pass
 
 
@@ -109,6 +112,7 @@ class FindingInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel", fo
 
 
 class PostReview(OnTask, frozen=True):
+    """A reviewer's verdict on the task's current cycle, with its findings."""
     cycle: Annotated[int, msgspec.Meta(ge=0)]  # the cycle reviewed: the task's current one
     reviewer_role: Role
     verdict: Verdict
@@ -123,6 +127,8 @@ class ResolutionInput(msgspec.Struct, frozen=True, kw_only=True, rename="camel",
 
 
 class PostRuling(OnTask, frozen=True):
+    """An arbitrator's ruling on a task that is arbitrating: the trigger ruled on, the ruling and its
+    markdown, and for a contradiction which finding is upheld and which retired."""
     # The rest is checked by the rule, in the order PROTOCOLS.md fixes, after the enums here.
     trigger: Trigger
     ruling: Ruling
@@ -132,11 +138,14 @@ class PostRuling(OnTask, frozen=True):
 
 
 class EndRoleSession(OnTask, frozen=True):
+    """Report that a role's session on the task ended, with its exit code; a session that moved nothing
+    fails the task (role_session_no_op)."""
     role: Role
     exit_code: int
 
 
 class ResetTask(OnTask, frozen=True):
+    """Start a completed or failed task again, in a new epoch."""
     pass
 
 

@@ -26,6 +26,8 @@ Target = Annotated[Vector, _axes(exclusiveMinimum=0, maximum=TARGET_LIMIT)]
 
 
 class OpenThread(Command, frozen=True):
+    """Open a dialogue thread: its context, the target scores it aims for, the first entry, and its
+    questions, topics and participants."""
     slug: Slug
     context: Said
     target: Target
@@ -37,11 +39,14 @@ class OpenThread(Command, frozen=True):
 
 
 class AskQuestion(Command, frozen=True):
+    """Add an open question to a thread."""
     slug: Slug
     question: Said
 
 
 class Contribute(Command, frozen=True):
+    """Append a contribution to an open thread, scoring the preceding entry (N, C, R each in [0, 1]);
+    nobody scores their own entry."""
     slug: Slug
     body: Said
     eval: Scores = None  # scores of the preceding entry; required after the first
@@ -50,6 +55,8 @@ class Contribute(Command, frozen=True):
 
 
 class CloseThread(Command, frozen=True):
+    """Close a thread: score the preceding entry, give the running sum with it (current), a summary and
+    the canon pages it should crystallize into."""
     slug: Slug
     eval: Scores
     current: Vector  # Σ of every evaluation, this one included
@@ -64,6 +71,8 @@ class CloseThread(Command, frozen=True):
 
 
 class ReopenThread(Command, frozen=True):
+    """Reopen a thread awaiting crystallization, scoring the closure, with the reason and the new
+    discovery; once per closure."""
     slug: Slug
     eval: Scores
     reason: Said
@@ -72,10 +81,12 @@ class ReopenThread(Command, frozen=True):
 
 
 class RecognizeClosure(Command, frozen=True):
+    """A human recognizes a thread's closure: the thread crystallizes into its canon pages."""
     slug: Slug
 
 
 class RefuseClosure(Command, frozen=True):
+    """A human refuses a thread's closure, with the reason; the thread stays open, short of its target."""
     slug: Slug
     reason: Said
 
