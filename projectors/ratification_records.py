@@ -19,6 +19,7 @@ from athenaeum.events.ratification import (
     HumanChoice,
     HumanDecisionRecorded,
     RatificationCanceled,
+    RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
@@ -60,6 +61,8 @@ def _status(events: Sequence[Event]) -> str:
     status = "open"
     for event in events:
         match event:
+            case RatificationImported():
+                status = event.status.value
             case ArtifactDecomposed():
                 status = "pending-human"
             case ArtifactRatified():

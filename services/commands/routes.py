@@ -38,6 +38,7 @@ from athenaeum.events.ratification_commands import (
     CancelRatification,
     CastVote,
     ExpireRatification,
+    ImportRatification,
     InitRatification,
     RecordHumanDecision,
     SplitAtom,
@@ -97,6 +98,8 @@ def _family(family: Family, group: str, **verbs: type[Command]) -> tuple[Route, 
 ROUTES = (
     *_family(ratification.FAMILY, "ratification", init=InitRatification, vote=CastVote, decide=RecordHumanDecision,
              split=SplitAtom, cancel=CancelRatification, expire=ExpireRatification),
+    # An original ratification folder, recorded as found (``athenaeum import``).
+    Route("ratification", "import", ImportRatification, ratification.FAMILY),
     Route("quorum", "propose", ProposeQuorum, quorum.FAMILY, assign=quorum.with_proposal_id,
           attempts=quorum.ID_ATTEMPTS, advise=quorum.advice),
     *_family(quorum.FAMILY, "quorum", ack=AckProposal, nack=NackProposal, tiebreak=BreakTie,

@@ -1,0 +1,43 @@
+"""What every imported record carries: the original files' bytes and their SHA-256, where
+they were found, and what the rules found wrong with them (``athenaeum import``). The
+importer is the events' actor; nothing imported is recorded as signed by anyone else."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from athenaeum.events.constraints import ARTIFACT_LIMIT, Said, listing, texts
+
+FILES_LIMIT = 1000  # files in one record's folder
+FINDINGS_LIMIT = 1000  # broken rules reported of one record
+
+OriginalBytes = Annotated[bytes, msgspec.Meta(max_length=ARTIFACT_LIMIT)]
+
+
+class SourceFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A file of the original record as read: its name inside the record's folder, its bytes."""
+
+    name: Annotated[str, texts(255)]
+    content: OriginalBytes
+
+
+class ImportedFile(msgspec.Struct, frozen=True):
+    name: str
+    sha256: str  # of ``content``, computed when it was imported
+    content: bytes
+
+
+class ImportFinding(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A rule of PROTOCOLS.md the original history breaks, with the code the services use, and
+    where: the file and its line (none when the rule is about the record as a whole)."""
+
+    code: Annotated[str, texts(64)]
+    file: Annotated[str, texts(255)]
+    line: int | None
+    message: Said
+
+
+SourceFiles = Annotated[list[SourceFile], listing(FILES_LIMIT, "files")]
+ImportFindings = Annotated[list[ImportFinding], listing(FINDINGS_LIMIT, "findings")]
