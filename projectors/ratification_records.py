@@ -49,7 +49,7 @@ def render(record: str, events: Sequence[Event]) -> str:
     if record == "manifest":
         return _manifest(frozen, events)
     if record == "log":
-        return "".join(_log_lines(events))
+        return "".join(log_lines(events))
     if record == "decomposition":
         return _decomposition(frozen, events)
     if record == "ratified":
@@ -57,7 +57,7 @@ def render(record: str, events: Sequence[Event]) -> str:
     raise UnknownRecord(f"no record {record!r}; choose from {', '.join(RECORDS)}")
 
 
-def _status(events: Sequence[Event]) -> str:
+def status_of(events: Sequence[Event]) -> str:
     status = "open"
     for event in events:
         match event:
@@ -87,7 +87,7 @@ def _manifest(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         lines.append(f"supersedes: {_yaml(frozen.supersedes)}")
     lines.append("roster:")
     lines += [f"  - {_yaml(agent)}" for agent in frozen.roster]
-    lines += [f"expires_at: {utc_text(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {_status(events)}"]
+    lines += [f"expires_at: {utc_text(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {status_of(events)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -187,7 +187,7 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _log_lines(events: Sequence[Event]) -> list[str]:
+def log_lines(events: Sequence[Event]) -> list[str]:
     tallied = any(isinstance(e, VotesTallied) for e in events)
     lines = []
     tally: VotesTallied | None = None

@@ -15,10 +15,11 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
-from athenaeum.events.ratification import ArtifactFrozen
+from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
 from athenaeum.events.task import ReviewPosted
 from athenaeum.events.thread import EntryAppended, ThreadOpened
 from athenaeum.projectors import (
+    imported_ratification,
     quorum_scratchpad,
     ratification_records,
     task_records,
@@ -45,7 +46,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     position, moment = (until, None) if isinstance(until, int) else (None, until)
     audit.run(until_position=position, until_time=moment)
     assert audit.history is not None
-    files: dict[Path, str] = {}
+    files: dict[Path, str | bytes] = {}
     log_lines: list[tuple[datetime, str]] = []
     # Standings read the clock (who is active, who dormant); past the ledger's last event a
     # later time would invent what the ledger never recorded.
@@ -72,7 +73,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
 
 
 def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
-             now: datetime | None) -> tuple[dict[Path, str], list[tuple[datetime, str]]]:
+             now: datetime | None) -> tuple[dict[Path, str | bytes], list[tuple[datetime, str]]]:
     """One aggregate's records, and its lines of the wiki's log."""
     family = family_of_id(aggregate_id)
     key = natural_key(aggregate_id)
@@ -94,7 +95,7 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     return {}, []
 
 
-def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
+def _write(out: Path, files: dict[Path, str | bytes]) -> tuple[list[str], list[str]]:
     """Write every file inside ``out``; those that could not be: because a page's path is
     another page's folder (``a.md`` and ``a.md/b.md``), and because their name is none a file
     can have (forged history's: a NUL, a name too long)."""
@@ -104,7 +105,7 @@ def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
             if not (resolved := path.resolve()).is_relative_to(root):
                 continue  # a name from forged history that would lead outside: the audit reports that history
             resolved.parent.mkdir(parents=True, exist_ok=True)
-            resolved.write_bytes(text.encode())
+            resolved.write_bytes(text if isinstance(text, bytes) else text.encode())
         except (FileExistsError, NotADirectoryError, IsADirectoryError):
             in_the_way.append(str(path.relative_to(out)))
         except (ValueError, OSError) as error:  # ValueError: a NUL in the name
@@ -114,9 +115,11 @@ def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
     return in_the_way, unnameable
 
 
-def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
+def _ratification(folder: Path, events: list[Event]) -> dict[Path, str | bytes]:
     frozen = events[0]
     assert isinstance(frozen, ArtifactFrozen)
+    if isinstance(frozen, RatificationImported):  # the original files, and what happened since
+        return {folder / name: content for name, content in imported_ratification.files(events).items()}
     files = {folder / "artifact.md": frozen.artifact}
     for record in ratification_records.RECORDS:
         try:
