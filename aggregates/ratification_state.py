@@ -67,12 +67,7 @@ class Ratification(AggregateState, tag="Ratification"):
         return next((atom for atom in self.atoms if atom.id == atom_id), None)
 
 
-def _imported(event: RatificationImported) -> Ratification:
-    votes = tuple(Vote(v.agent, v.decision, v.cast_at, v.dissent) for v in event.counted_votes())
-    status = Status(event.status.value)
-    decomposed = event.status is ImportedStatus.PENDING_HUMAN
-    voters = sorted(vote.agent for vote in votes)
-    atoms = atoms_of(votes) if decomposed else ()
+def _frozen(event: ArtifactFrozen) -> Ratification:
     return Ratification(
         id=event.originator_id,
         version=event.originator_version,
@@ -81,6 +76,17 @@ def _imported(event: RatificationImported) -> Ratification:
         roster=event.roster,
         mode=event.mode,
         expires_at=event.expires_at,
+    )
+
+
+def _imported(event: RatificationImported) -> Ratification:
+    votes = tuple(Vote(v.agent, v.decision, v.cast_at, v.dissent) for v in event.counted_votes())
+    status = Status(event.status.value)
+    decomposed = event.status is ImportedStatus.PENDING_HUMAN
+    voters = sorted(vote.agent for vote in votes)
+    atoms = atoms_of(votes) if decomposed else ()
+    return msgspec.structs.replace(
+        _frozen(event),
         status=status,
         votes=votes,
         merge_writer=voters[0] if voters and status is not Status.OPEN else None,
@@ -97,15 +103,7 @@ def evolve(state: Ratification | None, event: Event) -> Ratification | None:
         case RatificationImported():  # (a kind of freeze: matched first)
             return _imported(event)
         case ArtifactFrozen():
-            return Ratification(
-                id=event.originator_id,
-                version=event.originator_version,
-                initiator=event.initiator,
-                artifact_sha256=event.artifact_sha256,
-                roster=event.roster,
-                mode=event.mode,
-                expires_at=event.expires_at,
-            )
+            return _frozen(event)
     if state is None:
         return None  # history before the freeze is not a ratification; the audit reports it
     match event:

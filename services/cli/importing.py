@@ -16,6 +16,7 @@ from athenaeum.services.importing import report
 from athenaeum.services.importing.run import records, send_all
 
 NAMES = ("import",)
+SUMMARIES: dict = {}
 DONE, FINDINGS, REFUSED = 0, 1, 1
 
 
@@ -25,6 +26,14 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     verb.add_argument("--dry-run", action="store_true",
                       help="report what each record becomes and the rules it breaks; write nothing "
                            "(exit 1 when there are findings)")
+
+
+def query_from(args: argparse.Namespace) -> None:
+    return None
+
+
+def command_from(args: argparse.Namespace) -> None:
+    return None  # the records are read by ``read_only`` and each sent by ``write``
 
 
 def read_only(args: argparse.Namespace) -> int | None:

@@ -53,7 +53,7 @@ FAILURE_CODES = {USAGE: "usage", UNREACHABLE: "unavailable"}  # the error code -
 SHELLS = ("bash", "zsh", "fish")
 CHECK_LIMIT = 20
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
-MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent)
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent, cli_import)
 FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
 SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
 
@@ -112,7 +112,6 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             module.add_verbs(subparsers, common)
     cli_audit.add_verbs(subparsers, reader, json_option)
-    cli_import.add_verbs(subparsers, common)
     subparsers.add_parser("schema", help="the JSON Schema of every event and command")
     subparsers.add_parser("demo", help="see it work: ratifications, a quorum and a page made canon, on a throwaway server")
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
@@ -232,8 +231,8 @@ def _main(argv: list[str] | None) -> int:
             return failed(UNREACHABLE, f"{error}", as_json)
         except ProgrammingError as error:  # no such stream, or a server too old
             return failed(UNREACHABLE, f"cannot read the ledger: {error}", as_json)
-    if args.family in cli_import.NAMES:
-        return _import(args, data_dir, as_json)
+    if args.family in cli_import.NAMES and (code := cli_import.read_only(args)) is not None:
+        return code  # a dry run: the report alone
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.
@@ -256,6 +255,8 @@ def _main(argv: list[str] | None) -> int:
                 answer = client.query(query[0], **query[1])
                 show_answer(answer, args.json)
                 return DONE if answer["ok"] else REJECTED
+            if args.family in cli_import.NAMES:
+                return cli_import.write(args, client.send)
             reply = client.send(command)
     except Unreachable as error:
         return failed(UNREACHABLE, f"{error}", as_json)
@@ -264,27 +265,6 @@ def _main(argv: list[str] | None) -> int:
         if (said := finished(args, reply.ok)) is not None:
             print(f"athenaeum: {said}", file=sys.stderr)
     return DONE if reply.ok else REJECTED
-
-
-def _import(args: argparse.Namespace, data_dir: Path, as_json: bool) -> int:
-    """Report the records found; unless a dry run, send them as the importer (``--as``)."""
-    try:
-        if (code := cli_import.read_only(args)) is not None:
-            return code
-        if not args.actor:
-            raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who imports")
-        agent(args.actor, "--as (or ATHENAEUM_AGENT)")
-        seed = _seed(args, data_dir)
-        url = service_url(args, data_dir)
-    except UsageError as error:
-        return failed(USAGE, f"{error}", as_json)
-    except ServiceNotFound as error:
-        return failed(UNREACHABLE, f"{error}", as_json)
-    try:
-        with SyncClient(url, args.actor, seed=seed) as client:
-            return cli_import.write(args, client.send)
-    except Unreachable as error:
-        return failed(UNREACHABLE, f"{error}", as_json)
 
 
 def failed(code: int, message: str, as_json: bool) -> int:
