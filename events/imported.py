@@ -8,18 +8,20 @@ from typing import Annotated
 
 import msgspec
 
-from athenaeum.events.constraints import ARTIFACT_LIMIT, Said, listing, texts
+from athenaeum.events.constraints import ARTIFACT_LIMIT, Said, listing, schema_only, texts
 
 FILES_LIMIT = 1000  # files in one record's folder
 FINDINGS_LIMIT = 1000  # broken rules reported of one record
 
-OriginalBytes = Annotated[bytes, msgspec.Meta(max_length=ARTIFACT_LIMIT)]
+BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"  # JSON carries bytes so
+FILE_NAME = r"^(?!\.\.?$)[^/\\\x00]+$"  # a file of the record's own folder: no path, not . or ..
+OriginalBytes = Annotated[bytes, msgspec.Meta(max_length=ARTIFACT_LIMIT), schema_only(pattern=BASE64)]
 
 
 class SourceFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A file of the original record as read: its name inside the record's folder, its bytes."""
 
-    name: Annotated[str, texts(255)]
+    name: Annotated[str, texts(255), msgspec.Meta(pattern=FILE_NAME)]
     content: OriginalBytes
 
 

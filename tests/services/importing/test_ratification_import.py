@@ -101,3 +101,11 @@ def test_an_imported_open_ratification_takes_its_remaining_votes_and_tallies(ser
     assert (folder / "artifact.md").read_bytes() == (tree / ".athenaeum" / "adr-7" / "artifact.md").read_bytes()
     log = (folder / "log.md").read_text()
     assert log.startswith((tree / ".athenaeum" / "adr-7" / "log.md").read_text()) and "RATIFIED: all-SIGN" in log
+
+
+def test_an_imported_ratification_past_its_expiry_is_tallied_by_the_timer(served: Served, tmp_path: Path) -> None:
+    ratification(tmp_path / "old", "adr-10", ["alice", "bob"], {"alice": {}}, expires_at="2026-05-18T09:00:00Z")
+    assert imported(served, tmp_path / "old")["records"][0]["outcome"].startswith("recorded")
+    show = until(lambda: json.loads(served.run("ratify", "show", "adr-10", "--json").stdout),
+                 lambda s: s["status"] != "open")
+    assert show["status"] == "pending-human" and show["tally"]["abstentions"] == ["bob"]
