@@ -28,10 +28,21 @@ def content_sha256(files: Sequence[ImportedFile]) -> str:
     return hashlib.sha256(listing.encode()).hexdigest()
 
 
-def imported_again(imported_sha256: str | None, digest: str, what: str) -> bool:
+def imported_again(imported_sha256: str | None, digest: str, what: str, field: str) -> bool:
     """Whether an existing aggregate is this very record, imported before (then nothing is
     appended); another aggregate of the same id is ``already_exists``."""
     if imported_sha256 == digest:
         return True
     raise AlreadyExists(f"{what} already exists{'' if imported_sha256 is None else ', imported from other files'}",
-                        "topic")
+                        field)
+
+
+def recorded(files: Sequence[SourceFile], existing: str | None | bool, what: str, field: str
+             ) -> tuple[tuple[ImportedFile, ...], str] | None:
+    """The files of a record to import, with its digest; None when the aggregate ``existing``
+    (its imported digest; False: none yet) is this very record, imported before."""
+    found = imported_files(files)
+    digest = content_sha256(found)
+    if existing is not False and imported_again(existing, digest, what, field):  # type: ignore[arg-type]
+        return None
+    return found, digest

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import timezone
 
-from athenaeum.aggregates.imported import content_sha256, imported_again, imported_files
+from athenaeum.aggregates.imported import recorded
 from athenaeum.aggregates.ratification_state import Ratification
 from athenaeum.aggregates.rules import ARTIFACT_LIMIT, LAST_YEAR, Context, Invalid, Stamp, require_text
 from athenaeum.events import Event
@@ -21,11 +21,11 @@ def import_ratification(state: Ratification | None, command: ImportRatification,
     require_text(command.artifact, "artifact", ARTIFACT_LIMIT)
     if any(file.name == ARTIFACT_FILE for file in command.files):
         raise Invalid(f"files: {ARTIFACT_FILE} is the artifact, given as such", "files")
-    artifact, *others = imported_files([SourceFile(name=ARTIFACT_FILE, content=command.artifact.encode()),
-                                        *command.files])
-    digest = content_sha256([artifact, *others])
-    if state is not None and imported_again(state.imported_sha256, digest, f"ratification {command.topic!r}"):
+    found = recorded([SourceFile(name=ARTIFACT_FILE, content=command.artifact.encode()), *command.files],
+                     False if state is None else state.imported_sha256, f"ratification {command.topic!r}", "topic")
+    if found is None:
         return []
+    (artifact, *others), digest = found
     if command.expires_at.astimezone(timezone.utc).year >= LAST_YEAR:
         raise Invalid(f"expires_at {command.expires_at.isoformat()} is too far in the future (before {LAST_YEAR} UTC)",
                       "expires_at")

@@ -14,7 +14,8 @@ FILES_LIMIT = 1000  # files in one record's folder
 FINDINGS_LIMIT = 1000  # broken rules reported of one record
 
 BASE64 = r"^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"  # JSON carries bytes so
-FILE_NAME = r"^(?!\.\.?$)[^/\\\x00]+$"  # a file of the record's own folder: no path, not . or ..
+_SEGMENT = r"(?!\.\.?(/|$))[^/\\\x00]+"  # a name, not . or ..
+FILE_NAME = rf"^{_SEGMENT}(/{_SEGMENT})*$"  # a file inside the record's own folder
 OriginalBytes = Annotated[bytes, msgspec.Meta(max_length=ARTIFACT_LIMIT), schema_only(pattern=BASE64)]
 
 

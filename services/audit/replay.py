@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
 from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
 from athenaeum.events.task import ReviewPosted
-from athenaeum.events.thread import EntryAppended, ThreadOpened
+from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
     imported_ratification,
     quorum_scratchpad,
@@ -37,6 +38,7 @@ from athenaeum.services.queries.pages import DIALOGUE, consensus_block
 # the dialogue threads and the log of their entries; a thread's files are episodic memory.
 WIKI_ROOT = Path(WIKI)
 EPISODIC = "tier: episodic\n"
+STATUS_LINE = re.compile(rb"(?m)^status:.*$")  # a hand-written YAML's status, rewritten in place
 UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
 
 
@@ -79,12 +81,15 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     key = natural_key(aggregate_id)
     if family == "ratification" and isinstance(events[0], ArtifactFrozen):
         return _ratification(out / ".athenaeum" / key, events), []
-    if family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
-        names = _entry_names(events)
+    if family == "thread" and isinstance(events[0], ThreadOpened | ThreadImported):  # (forged history opens nothing)
+        imported = events[0] if isinstance(events[0], ThreadImported) else None
+        history = imported.history() + events[1:] if imported else events
+        names = _entry_names(history)
         lines = [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
-                               f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
-        return _thread(out / WIKI_ROOT / THREADS_FOLDER / key, events, names,
-                       audit.views.get((thread_status.VIEW, key), {})), lines
+                               f"({e.kind.value}) by {e.author}") for e in history if isinstance(e, EntryAppended)]
+        folder, view = out / WIKI_ROOT / THREADS_FOLDER / key, audit.views.get((thread_status.VIEW, key), {})
+        rendered = _thread(folder, history, names, view)
+        return (rendered if imported is None else _imported_thread(folder, imported, events[1:], rendered, view)), lines
     if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
         members = Activity(tuple(audit.members()), audit.last_position)
         return {out / WIKI_ROOT / key: _page(state, members, now)}, []
@@ -173,6 +178,18 @@ def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict
             if event.reason:
                 front["reason"] = event.reason
             files[folder / "entries" / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
+    return files
+
+
+def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event], rendered: dict[Path, str],
+                     view: dict[str, Any]) -> dict[Path, str | bytes]:
+    """An imported thread's original files byte for byte; the entries appended since, as
+    rendered, and the status they leave written into the original meta.yaml."""
+    files: dict[Path, str | bytes] = {folder / file.name: file.content for file in imported.files}
+    added = {folder / "entries" / name for name in _entry_names(since).values()}
+    files |= {path: text for path, text in rendered.items() if path in added}
+    if since and (meta := folder / "meta.yaml") in files and isinstance(original := files[meta], bytes):
+        files[meta] = STATUS_LINE.sub(b"status: " + view.get("status", "open").encode(), original, count=1)
     return files
 
 

@@ -9,16 +9,19 @@ from pathlib import Path
 from typing import NamedTuple
 
 RATIFICATIONS = ".athenaeum"
+THREAD = "thread.md"  # what marks a dialogue thread's folder
 SKIPPED = {".git"}  # a repository's own machinery, no record of anyone's
 
 
 class Found(NamedTuple):
     ratifications: list[Path]  # the topic folders
+    threads: list[Path]  # the dialogue threads' folders
     unknown: list[Path]
 
 
 def discover(paths: Iterable[Path]) -> Found:
     ratifications: list[Path] = []
+    threads: list[Path] = []
     unknown: list[Path] = []
     for root in paths:
         if root.is_file():
@@ -32,5 +35,9 @@ def discover(paths: Iterable[Path]) -> Found:
                 unknown += [here / name for name in sorted(files)]
                 subfolders[:] = []  # a topic folder is read whole, by its reader
                 continue
+            if THREAD in files:
+                threads.append(here)
+                subfolders[:] = []  # its entries are read by its reader
+                continue
             unknown += [here / name for name in sorted(files)]
-    return Found(sorted(set(ratifications)), sorted(set(unknown)))
+    return Found(sorted(set(ratifications)), sorted(set(threads)), sorted(set(unknown)))

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
-from athenaeum.services.importing import ratification_folder
+from athenaeum.events.thread import EntryKind
+from athenaeum.events.thread_commands import ImportThread
+from athenaeum.services.importing import ratification_folder, thread_folder
 from athenaeum.services.importing.discovery import discover
 from athenaeum.services.importing.report import Record
 
@@ -24,7 +26,20 @@ def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
         read.append(Record("ratification", reading.topic, folder, "RatificationImported" if command else None,
                            command.status.value if command else None, list(reading.findings), command))
         unknown += [folder / name for name in reading.unknown]
+    for folder in found.threads:
+        thread = thread_folder.read(folder, str(folder))
+        read.append(Record("thread", thread.slug, folder, "ThreadImported" if thread.command else None,
+                           _thread_status(thread.command), list(thread.findings), thread.command))
+        unknown += [folder / name for name in thread.unknown]
     return read, sorted(unknown)
+
+
+def _thread_status(command: ImportThread | None) -> str | None:
+    """Where the thread stands after its last entry, as the rules would have it."""
+    if command is None:
+        return None
+    last = command.entries[-1].kind if command.entries else None
+    return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
 
 
 def send_all(found: list[Record], send: Callable[[Command], Reply],
