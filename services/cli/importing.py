@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,11 +63,13 @@ def _show(args: argparse.Namespace, outcomes: dict[str, str] | None) -> None:
 
 
 @contextmanager
-def _progress(total: int) -> Iterator[Callable[[], None]]:
-    """A progress bar on a terminal's stderr; nothing elsewhere (a pipe, a log)."""
-    if not sys.stderr.isatty():
-        yield lambda: None
+def _progress(total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar on a terminal's stderr, given how many records are done; nothing
+    elsewhere (a pipe, a log)."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        yield lambda done: None
         return
-    with Progress(transient=True, console=Console(stderr=True)) as progress:
+    with Progress(transient=True, console=console) as progress:
         task = progress.add_task("importing", total=total)
-        yield lambda: progress.advance(task)
+        yield lambda done: progress.update(task, completed=done)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -22,7 +22,7 @@ from athenaeum.events.ratification import (
 )
 from athenaeum.events.ratification_commands import ImportRatification
 from athenaeum.services.commands.handler import fingerprint
-from athenaeum.services.importing.findings import Findings
+from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.times import moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
 
@@ -36,28 +36,13 @@ ABSTAINED = "ABSTAIN_BY_TIMEOUT"  # a vote file the tally writes: no vote was ca
 _dissent = msgspec.convert
 
 
-class Reading(NamedTuple):
-    """What a folder becomes (None: it cannot be imported), what its history breaks, and its
-    files that no ratification has."""
-
-    topic: str
-    command: ImportRatification | None
-    findings: Findings
-    unknown: list[str]
-
-
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
     files = {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
     unknown = sorted(str(path.relative_to(folder)) for path in folder.iterdir() if path.is_dir())
     unknown += [name for name in files if name not in KNOWN and not VOTE.match(name)]
     topic = folder.name
-    texts: dict[str, str] = {}
-    for name, content in files.items():
-        try:
-            texts[name] = content.decode()
-        except UnicodeDecodeError as error:
-            findings.add(Invalid.code, name, None, f"not UTF-8 text ({error.reason} at byte {error.start})")
+    texts = findings.texts(files)
     if MANIFEST not in texts or ARTIFACT_FILE not in texts:
         missing = [name for name in (MANIFEST, ARTIFACT_FILE) if name not in files]
         for name in missing:

@@ -23,12 +23,12 @@ def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
     for folder in found.ratifications:
         reading = ratification_folder.read(folder, str(folder))
         command = reading.command
-        read.append(Record("ratification", reading.topic, folder, "RatificationImported" if command else None,
+        read.append(Record("ratification", reading.key, folder, "RatificationImported" if command else None,
                            command.status.value if command else None, list(reading.findings), command))
         unknown += [folder / name for name in reading.unknown]
     for folder in found.threads:
         thread = thread_folder.read(folder, str(folder))
-        read.append(Record("thread", thread.slug, folder, "ThreadImported" if thread.command else None,
+        read.append(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
                            _thread_status(thread.command), list(thread.findings), thread.command))
         unknown += [folder / name for name in thread.unknown]
     return read, sorted(unknown)
@@ -43,16 +43,16 @@ def _thread_status(command: ImportThread | None) -> str | None:
 
 
 def send_all(found: list[Record], send: Callable[[Command], Reply],
-             advance: Callable[[], None] = lambda: None) -> dict[str, str]:
+             advance: Callable[[int], None] = lambda done: None) -> dict[str, str]:
     """Each importable record sent; what became of each, by key: the position it was recorded
     at, ``unchanged`` when it was imported before, or the refusal."""
     outcomes: dict[str, str] = {}
-    for record in found:
+    for done, record in enumerate(found, start=1):
         if record.command is not None:
             reply = send(record.command)
             if reply.ok:
                 outcomes[record.key] = f"recorded at {reply.position}" if reply.position else "unchanged"
             elif reply.error is not None:
                 outcomes[record.key] = f"refused: {reply.error.code}: {reply.error.message}"
-        advance()
+        advance(done)
     return outcomes

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
@@ -19,7 +19,7 @@ from athenaeum.events.imported import SourceFile
 from athenaeum.events.thread import ZERO, Axis, Crystallization, EntryKind, Evaluation, ImportedEntry, OpenQuestion, Vector
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.commands.handler import fingerprint
-from athenaeum.services.importing.findings import Findings
+from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.front_matter import split
 from athenaeum.services.importing.times import moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
@@ -30,25 +30,13 @@ QUESTION = re.compile(r"^\s*[-*]?\s*\**(OQ-[0-9]+)\**\s*[:.—-]\s*(.+?)\s*$")
 SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 
 
-class Reading(NamedTuple):
-    slug: str
-    command: ImportThread | None
-    findings: Findings
-    unknown: list[str]
-
-
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
     names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     known = [n for n in names if n in (THREAD, META) or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
     unknown = [n for n in names if n not in known]
     contents = {name: (folder / name).read_bytes() for name in known}
-    texts: dict[str, str] = {}
-    for name, content in contents.items():
-        try:
-            texts[name] = content.decode()
-        except UnicodeDecodeError as error:
-            findings.add(Invalid.code, name, None, f"not UTF-8 text ({error.reason} at byte {error.start})")
+    texts = findings.texts(contents)
     opening = _opening(texts, folder.name, findings)
     entries = _entries(texts, findings)
     if opening is None or entries is None:
