@@ -69,6 +69,8 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
         return _run(args, url, data_dir)
     except (UsageError, OperationalError, ProgrammingError):
         raise  # said as for every verb
+    except BrokenPipeError:
+        raise  # a reader that stopped early (``export | head``): main answers it as for every verb
     except Exception as error:  # noqa: BLE001
         print(f"athenaeum: {args.family} stopped: {error!r}", file=sys.stderr)
         return 1
