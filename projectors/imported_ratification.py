@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 
 from athenaeum.events import Event
-from athenaeum.events.ratification import RatificationImported, VotesTallied
+from athenaeum.events.ratification import ArtifactRatified, RatificationImported, VotesTallied
 from athenaeum.projectors import ratification_records, vote_records
 
 ARTIFACT, MANIFEST, LOG = "artifact.md", "manifest.yaml", "log.md"
@@ -29,8 +29,9 @@ def files(events: Sequence[Event]) -> dict[str, bytes]:
     log = written.get(LOG, b"")
     written[LOG] = log + (b"\n" if log and not log.endswith(b"\n") else b"") + "".join(
         ratification_records.log_lines(since)).encode()
-    if any(isinstance(event, VotesTallied) for event in since):
-        for record in ("decomposition", "ratified"):
+    # The tally's records, when the tally came since; the ratification, whenever it came since.
+    for record, after in (("decomposition", VotesTallied), ("ratified", ArtifactRatified)):
+        if any(isinstance(event, after) for event in since):
             try:
                 written[f"{record}.md"] = ratification_records.render(record, events).encode()
             except ratification_records.NotRendered:

@@ -18,11 +18,13 @@ from athenaeum.events.ratification import (
     ContestedAtom,
     HumanChoice,
     HumanDecisionRecorded,
+    ImportedStatus,
     RatificationCanceled,
     RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
+    atoms_of,
 )
 from athenaeum.projectors.record_text import one_line, utc_text
 
@@ -101,7 +103,9 @@ def _tally_line(tally: VotesTallied, roster: int) -> str:
 def _atoms(events: Sequence[Event]) -> list[ContestedAtom]:
     atoms: list[ContestedAtom] = []
     for event in events:
-        if isinstance(event, ArtifactDecomposed):
+        if isinstance(event, RatificationImported) and event.status is ImportedStatus.PENDING_HUMAN:
+            atoms = list(atoms_of(event.counted_votes()))  # as the aggregate has them
+        elif isinstance(event, ArtifactDecomposed):
             atoms = list(event.atoms)
         elif isinstance(event, AtomSplit):
             atoms = [a for a in atoms if a.id != event.atom] + list(event.into)
@@ -147,7 +151,6 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     ratified = next((e for e in events if isinstance(e, ArtifactRatified)), None)
     if ratified is None:
         raise NotRendered(f"{frozen.originator_id!r} is not ratified")
-    tally = next(e for e in events if isinstance(e, VotesTallied))
     atoms = {atom.id: atom for atom in _atoms(events)}
     lines = [
         f"# Ratified: {frozen.originator_id}",
@@ -183,8 +186,20 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     if not ratified.caveats:
         lines.append("- none")
     lines += ["", "## Abstentions", ""]
-    lines += [f"- {agent} — ABSTAIN_BY_TIMEOUT" for agent in tally.abstentions] or ["- none"]
+    lines += [f"- {agent} — ABSTAIN_BY_TIMEOUT" for agent in _abstentions(events)] or ["- none"]
     return "\n".join(lines) + "\n"
+
+
+def _abstentions(events: Sequence[Event]) -> tuple[str, ...]:
+    """Who abstained by timeout: as the tally recorded, or as an imported decomposition found."""
+    tally = next((e for e in events if isinstance(e, VotesTallied)), None)
+    if tally is not None:
+        return tally.abstentions
+    imported = events[0]
+    if isinstance(imported, RatificationImported):
+        voted = {vote.agent for vote in imported.counted_votes()}
+        return tuple(agent for agent in sorted(imported.roster) if agent not in voted)
+    return ()
 
 
 def log_lines(events: Sequence[Event]) -> list[str]:

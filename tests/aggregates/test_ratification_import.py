@@ -10,6 +10,7 @@ from athenaeum.events import Event
 from athenaeum.events.imported import ImportFinding, SourceFile
 from athenaeum.events.ratification import Decision, HumanChoice, ImportedStatus, ImportedVote, Mode
 from athenaeum.events.ratification_commands import ImportRatification
+from athenaeum.projectors import imported_ratification
 from tests.aggregates.given import T0, at, decided, given
 from tests.aggregates.test_ratification import ARTIFACT, SHA, human, objection, vote
 
@@ -64,3 +65,14 @@ def test_an_imported_decomposition_waits_for_the_human() -> None:
     assert [a.id for a in state.atoms] == ["A1"] and state.abstentions == ("carol",)
     given(FAMILY, history).when(human(HumanChoice.ACCEPT_SPLIT), at(1, "ada")).then(
         "HumanDecisionRecorded", "ArtifactRatified")
+
+
+def test_a_human_decision_on_an_imported_decomposition_writes_ratified_md_over_the_originals() -> None:
+    votes = (imported_vote("alice"), imported_vote("bob", decision=Decision.DISSENT, dissent=(objection(),)))
+    history = imported(status=ImportedStatus.PENDING_HUMAN, votes=votes, manifest=b"topic: adr-7\nstatus: pending-human\n")
+    history += decided(FAMILY, history, human(HumanChoice.ACCEPT_SPLIT), at(1, "ada"))
+    files = imported_ratification.files(history)
+    assert files["manifest.yaml"] == b"topic: adr-7\nstatus: ratified\n"
+    ratified = files["ratified.md"].decode()
+    assert "**Grain-gate:** human-decision: accept-split" in ratified
+    assert "carved out: A1" in ratified and "- carol — ABSTAIN_BY_TIMEOUT" in ratified
