@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from athenaeum.aggregates.family import Family, existing
+from athenaeum.aggregates.ratification_import import import_ratification
 from athenaeum.aggregates.ratification_state import Ratification, Status, Vote, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
@@ -51,11 +52,13 @@ from athenaeum.events.ratification import (
     TallyOutcome,
     VoteCast,
     VotesTallied,
+    atoms_of,
 )
 from athenaeum.events.ratification_commands import (
     CancelRatification,
     CastVote,
     ExpireRatification,
+    ImportRatification,
     InitRatification,
     RatificationCommand,
     RecordHumanDecision,
@@ -99,6 +102,8 @@ def decide(state: Ratification | None, command: RatificationCommand, context: Co
             return cancel(_existing(state, command.topic), context)
         case ExpireRatification():
             return expire(_existing(state, command.topic), context)
+        case ImportRatification():
+            return import_ratification(state, command, context)
     raise TypeError(f"not a ratification command: {command!r}")
 
 
@@ -297,7 +302,7 @@ def _tally(state: Ratification, votes: Sequence[Vote], stamp: Stamp) -> list[Eve
         return [tallied, stamp(ArtifactRatified, path="all-SIGN", signatures=_signatures(state, votes))]
     if outcome is TallyOutcome.REJECTED:
         return [tallied, stamp(RatificationRejected, reason="fast mode: a dissent or an abstention")]
-    return [tallied, stamp(ArtifactDecomposed, atoms=_atoms(votes), abstentions=abstentions)]
+    return [tallied, stamp(ArtifactDecomposed, atoms=atoms_of(votes), abstentions=abstentions)]
 
 
 def _signatures(state: Ratification, votes: Sequence[Vote]) -> tuple[Signature, ...]:
@@ -305,22 +310,6 @@ def _signatures(state: Ratification, votes: Sequence[Vote]) -> tuple[Signature, 
         Signature(agent=v.agent, cast_at=v.cast_at, artifact_sha256=state.artifact_sha256)
         for v in sorted(votes, key=lambda v: v.agent)
         if v.decision is Decision.SIGN
-    )
-
-
-def _atoms(votes: Sequence[Vote]) -> tuple[ContestedAtom, ...]:
-    # Atoms come only from dissenters, numbered in the order of the dissenters' slugs.
-    items = [(v.agent, item) for v in sorted(votes, key=lambda v: v.agent) for item in v.dissent]
-    return tuple(
-        ContestedAtom(
-            id=f"A{number}",
-            section=item.atom.section,
-            anchor=item.atom.anchor,
-            objection=item.objection,
-            raised_by=agent,
-            proposed_resolution=item.proposed_resolution,
-        )
-        for number, (agent, item) in enumerate(items, start=1)
     )
 
 

@@ -19,11 +19,14 @@ from athenaeum.events.ratification import (
     DissentItem,
     HumanChoice,
     HumanDecisionRecorded,
+    ImportedStatus,
     Mode,
     RatificationCanceled,
+    RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
+    atoms_of,
 )
 
 
@@ -55,6 +58,7 @@ class Ratification(AggregateState, tag="Ratification"):
     abstentions: tuple[str, ...] = ()
     awaiting_split: tuple[str, ...] = ()  # atoms a human asked to decompose further
     last_atom_number: int = 0  # atom ids are never reused, even after a split
+    imported_sha256: str | None = None  # an imported record's content: importing it again adds nothing
 
     def vote_of(self, agent: str) -> Vote | None:
         return next((vote for vote in self.votes if vote.agent == agent), None)
@@ -63,19 +67,43 @@ class Ratification(AggregateState, tag="Ratification"):
         return next((atom for atom in self.atoms if atom.id == atom_id), None)
 
 
+def _frozen(event: ArtifactFrozen) -> Ratification:
+    return Ratification(
+        id=event.originator_id,
+        version=event.originator_version,
+        initiator=event.initiator,
+        artifact_sha256=event.artifact_sha256,
+        roster=event.roster,
+        mode=event.mode,
+        expires_at=event.expires_at,
+    )
+
+
+def _imported(event: RatificationImported) -> Ratification:
+    votes = tuple(Vote(v.agent, v.decision, v.cast_at, v.dissent) for v in event.counted_votes())
+    status = Status(event.status.value)
+    decomposed = event.status is ImportedStatus.PENDING_HUMAN
+    voters = sorted(vote.agent for vote in votes)
+    atoms = atoms_of(votes) if decomposed else ()
+    return msgspec.structs.replace(
+        _frozen(event),
+        status=status,
+        votes=votes,
+        merge_writer=voters[0] if voters and status is not Status.OPEN else None,
+        atoms=atoms,
+        abstentions=tuple(a for a in sorted(event.roster) if a not in voters) if decomposed else (),
+        last_atom_number=len(atoms),
+        imported_sha256=event.content_sha256,
+    )
+
+
 def evolve(state: Ratification | None, event: Event) -> Ratification | None:
     replace = msgspec.structs.replace
     match event:
+        case RatificationImported():  # (a kind of freeze: matched first)
+            return _imported(event)
         case ArtifactFrozen():
-            return Ratification(
-                id=event.originator_id,
-                version=event.originator_version,
-                initiator=event.initiator,
-                artifact_sha256=event.artifact_sha256,
-                roster=event.roster,
-                mode=event.mode,
-                expires_at=event.expires_at,
-            )
+            return _frozen(event)
     if state is None:
         return None  # history before the freeze is not a ratification; the audit reports it
     match event:

@@ -25,6 +25,7 @@ from athenaeum.aggregates.rules import (
     require_text,
 )
 from athenaeum.aggregates.state import fold
+from athenaeum.aggregates.thread_import import import_thread
 from athenaeum.aggregates.thread_state import Closure, Status, Thread, evolve
 from athenaeum.events import Event, family_id
 from athenaeum.events.constraints import CLOSURE_PAGES_LIMIT as MAX_PAGES
@@ -46,6 +47,7 @@ from athenaeum.events.thread_commands import (
     AskQuestion,
     CloseThread,
     Contribute,
+    ImportThread,
     OpenThread,
     TARGET_LIMIT,
     RecognizeClosure,
@@ -108,6 +110,8 @@ def decide(state: Thread | None, command: ThreadCommand, context: Context) -> li
             return recognize(_existing(state, command.slug), context)
         case RefuseClosure():
             return refuse(_existing(state, command.slug), command, context)
+        case ImportThread():
+            return import_thread(state, command, context)
     raise TypeError(f"not a thread command: {command!r}")
 
 

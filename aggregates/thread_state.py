@@ -17,6 +17,7 @@ from athenaeum.events.thread import (
     EntryKind,
     OpenQuestionAdded,
     ThreadCrystallized,
+    ThreadImported,
     ThreadOpened,
     ThreadReopened,
     Vector,
@@ -49,11 +50,17 @@ class Thread(AggregateState, tag="Thread"):
     current: Vector = ZERO  # Σ of every entry's last_eval.v, across reopens
     questions: int = 0
     closure: Closure | None = None  # the latest closure
+    imported_sha256: str | None = None  # an imported record's content: importing it again adds nothing
 
 
 def evolve(state: Thread | None, event: Event) -> Thread | None:
     replace = msgspec.structs.replace
     match event:
+        case ThreadImported():  # its history as Athenaeum would have recorded it, folded
+            imported = None
+            for step in event.history():
+                imported = evolve(imported, step)
+            return replace(imported, imported_sha256=event.content_sha256) if imported else None
         case ThreadOpened():
             return Thread(
                 id=event.originator_id,

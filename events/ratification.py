@@ -6,12 +6,15 @@ The aggregate id (``originator_id``) is the topic.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from datetime import datetime
+from typing import Protocol
 
 import msgspec
 
 from athenaeum.events.base import Event
 from athenaeum.events.constraints import Said, Text
+from athenaeum.events.imported import ImportedFile, ImportFinding
 
 
 class Mode(enum.Enum):
@@ -85,6 +88,26 @@ class Caveat(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     ticket: Text | None = None
 
 
+class ImportedStatus(enum.Enum):
+    """A ratification's status as the original manifest records it."""
+
+    OPEN = "open"
+    PENDING_HUMAN = "pending-human"
+    RATIFIED = "ratified"
+    REJECTED = "rejected"
+
+
+class ImportedVote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A vote file as found: the agent and the sha it names, however they disagree with the
+    file's name or the artifact; the rules, not the import, decide whether it counts."""
+
+    agent: Text
+    decision: Decision
+    artifact_sha256: Text
+    cast_at: datetime
+    dissent: tuple[DissentItem, ...] = ()
+
+
 class ArtifactFrozen(Event, tag="ArtifactFrozen"):
     initiator: str
     artifact: str
@@ -94,6 +117,27 @@ class ArtifactFrozen(Event, tag="ArtifactFrozen"):
     mode: Mode
     expires_at: datetime
     supersedes: str | None = None
+
+
+class RatificationImported(ArtifactFrozen, tag="RatificationImported", kw_only=True):
+    """An original ratification folder, recorded as found: a freeze whose history came with it.
+    ``initiator`` and the votes are what the files say; the event's actor is the importer."""
+
+    status: ImportedStatus
+    votes: tuple[ImportedVote, ...]
+    source: str  # where the folder was found
+    content_sha256: str  # of the whole record: importing it again adds nothing
+    files: tuple[ImportedFile, ...]  # every file but artifact.md, whose text is ``artifact``
+    findings: tuple[ImportFinding, ...]
+
+    def counted_votes(self) -> tuple[ImportedVote, ...]:
+        """The votes the rules count: a rostered agent's first, on the artifact's sha (a
+        mismatched hash is void). The others stay in the record, marked by its findings."""
+        counted: dict[str, ImportedVote] = {}
+        for vote in self.votes:
+            if vote.agent in self.roster and vote.artifact_sha256.lower() == self.artifact_sha256:
+                counted.setdefault(vote.agent, vote)
+        return tuple(counted.values())
 
 
 class VoteCast(Event, tag="VoteCast"):
@@ -146,8 +190,31 @@ class RatificationCanceled(Event, tag="RatificationCanceled"):
     by: str
 
 
+class Dissenting(Protocol):
+    agent: str
+    dissent: tuple[DissentItem, ...]
+
+
+def atoms_of(votes: Iterable[Dissenting]) -> tuple[ContestedAtom, ...]:
+    """The contested atoms a tally lifts from the dissents, numbered in the order of the
+    dissenters' slugs: atoms come only from dissenters (the writer never invents a split)."""
+    items = [(v.agent, item) for v in sorted(votes, key=lambda v: v.agent) for item in v.dissent]
+    return tuple(
+        ContestedAtom(
+            id=f"A{number}",
+            section=item.atom.section,
+            anchor=item.atom.anchor,
+            objection=item.objection,
+            raised_by=agent,
+            proposed_resolution=item.proposed_resolution,
+        )
+        for number, (agent, item) in enumerate(items, start=1)
+    )
+
+
 RatificationEvent = (
     ArtifactFrozen
+    | RatificationImported
     | VoteCast
     | VotesTallied
     | ArtifactDecomposed

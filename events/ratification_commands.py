@@ -9,9 +9,12 @@ import msgspec
 
 from athenaeum.events.commands import Command
 from athenaeum.events.constraints import (
-    DECISION_LIMIT, DISSENT_LIMIT, Agents, Duration, LongSaid, Said, Slug, Text, listing,
+    AGENTS_LIMIT, DECISION_LIMIT, DISSENT_LIMIT, Agents, Duration, LongSaid, Said, Slug, Text, listing,
 )
-from athenaeum.events.ratification import Caveat, Decision, DissentItem, HumanChoice, Mode, Note
+from athenaeum.events.imported import ImportFindings, SourceFiles
+from athenaeum.events.ratification import (
+    Caveat, Decision, DissentItem, HumanChoice, ImportedStatus, ImportedVote, Mode, Note,
+)
 
 DissentItems = Annotated[list[DissentItem], listing(DISSENT_LIMIT, "dissent items")]
 
@@ -68,4 +71,26 @@ class ExpireRatification(Command, frozen=True):
     topic: Slug
 
 
-RatificationCommand = InitRatification | CastVote | RecordHumanDecision | SplitAtom | CancelRatification | ExpireRatification
+class ImportRatification(Command, frozen=True):
+    """An original ratification folder, as ``athenaeum import`` read it: what its files say,
+    their bytes, and the rules they break (recorded, not refused)."""
+
+    topic: Slug
+    source: Said
+    artifact: LongSaid  # artifact.md, verbatim
+    initiator: Text
+    roster: Agents
+    mode: Mode
+    expires_at: Annotated[datetime, msgspec.Meta(tz=True)]
+    status: ImportedStatus
+    artifact_origin: Said = "inline"
+    supersedes: Slug | None = None
+    votes: Annotated[list[ImportedVote], listing(AGENTS_LIMIT, "votes")] = []
+    files: SourceFiles = []  # every other file of the folder, byte for byte
+    findings: ImportFindings = []
+
+
+RatificationCommand = (
+    InitRatification | CastVote | RecordHumanDecision | SplitAtom | CancelRatification | ExpireRatification
+    | ImportRatification
+)

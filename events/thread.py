@@ -7,10 +7,13 @@ The aggregate id (``originator_id``) is the thread slug.
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 
 import msgspec
 
 from athenaeum.events.base import Event
+from athenaeum.events.constraints import LongSaid, Text
+from athenaeum.events.imported import ImportedFile, ImportFinding
 
 
 class Axis(enum.Enum):
@@ -114,6 +117,62 @@ class ThreadCrystallized(Event, tag="ThreadCrystallized"):
     canon_pages: tuple[str, ...]
 
 
+class ImportedEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An entry file as found (``entries/NNN-<author>.md``): its front matter and its body."""
+
+    n: int
+    kind: EntryKind
+    author: Text
+    ts: datetime
+    body: LongSaid
+    declared_axis: Axis | None = None
+    last_eval: Evaluation | None = None
+    current_at_close: Vector | None = None
+    summary: Text | None = None
+    proposed_crystallization: Crystallization | None = None
+    reason: Text | None = None
+
+
+class ThreadImported(Event, tag="ThreadImported"):
+    """An original thread folder, recorded as found: its opening and its entries as the files
+    say (the authors' words, not their signatures: the event's actor is the importer)."""
+
+    opened_by: str
+    opened_at: datetime
+    context: str
+    open_questions: tuple[OpenQuestion, ...]
+    participants: tuple[str, ...]
+    topics: tuple[str, ...]
+    target: Vector
+    entries: tuple[ImportedEntry, ...]
+    source: str
+    content_sha256: str
+    files: tuple[ImportedFile, ...]
+    findings: tuple[ImportFinding, ...]
+
+    def history(self) -> list[Event]:
+        """The thread as Athenaeum would have recorded it: its opening, each entry and each
+        reopen, at the files' own times, by their authors. Never stored: the rules and the views
+        fold it, so an imported thread continues as if it had been written here."""
+        envelope = {"originator_id": self.originator_id, "originator_version": self.originator_version,
+                    "command_id": self.command_id}
+        events: list[Event] = [ThreadOpened(
+            **envelope, timestamp=self.opened_at, actor=self.opened_by, opened_by=self.opened_by,
+            context=self.context, open_questions=self.open_questions, participants=self.participants,
+            topics=self.topics, target=self.target)]
+        closure_n = None
+        for entry in self.entries:
+            fields = msgspec.structs.asdict(entry)
+            del fields["ts"]
+            events.append(EntryAppended(**envelope, timestamp=entry.ts, actor=entry.author, **fields))
+            if entry.kind is EntryKind.CLOSURE:
+                closure_n = entry.n
+            elif entry.kind is EntryKind.REOPEN and closure_n is not None:
+                events.append(ThreadReopened(**envelope, timestamp=entry.ts, actor=entry.author, closure_n=closure_n,
+                                             reopen_n=entry.n, by=entry.author, reason=entry.reason or ""))
+        return events
+
+
 ThreadEvent = (
     ThreadOpened
     | OpenQuestionAdded
@@ -122,4 +181,5 @@ ThreadEvent = (
     | ClosureRecognized
     | ClosureRefused
     | ThreadCrystallized
+    | ThreadImported
 )

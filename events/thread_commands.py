@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import msgspec
 
 from athenaeum.events.commands import Command
 from athenaeum.events.constraints import (
-    AGENTS_LIMIT, CLOSURE_PAGES_LIMIT, QUESTIONS_LIMIT, Agent, PagePath, Said, Slug, listing, schema_only,
+    AGENTS_LIMIT, CLOSURE_PAGES_LIMIT, QUESTIONS_LIMIT, Agent, LongSaid, PagePath, Said, Slug, Text, listing,
+    schema_only,
 )
 from athenaeum.events.page import page_path
-from athenaeum.events.thread import Axis, Vector
+from athenaeum.events.imported import ImportFindings, SourceFiles
+from athenaeum.events.thread import Axis, ImportedEntry, OpenQuestion, Vector
 
+ENTRIES_LIMIT = 10_000  # entries of one imported thread
 TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
 
 
@@ -91,4 +95,26 @@ class RefuseClosure(Command, frozen=True):
     reason: Said
 
 
-ThreadCommand = OpenThread | AskQuestion | Contribute | CloseThread | ReopenThread | RecognizeClosure | RefuseClosure
+
+
+class ImportThread(Command, frozen=True):
+    """An original thread folder, as ``athenaeum import`` read it: its opening, its entries as
+    found, every file's bytes, and the rules they break (recorded, not refused)."""
+
+    slug: Slug
+    source: Said
+    opened_by: Text
+    opened_at: Annotated[datetime, msgspec.Meta(tz=True)]
+    context: LongSaid
+    target: Target
+    open_questions: Annotated[list[OpenQuestion], listing(QUESTIONS_LIMIT, "open questions")] = []
+    participants: Annotated[list[Text], listing(AGENTS_LIMIT, "participants")] = []
+    topics: Annotated[list[Text], listing(QUESTIONS_LIMIT, "topics")] = []
+    entries: Annotated[list[ImportedEntry], listing(ENTRIES_LIMIT, "entries")] = []
+    files: SourceFiles = []
+    findings: ImportFindings = []
+
+
+ThreadCommand = (
+    OpenThread | AskQuestion | Contribute | CloseThread | ReopenThread | RecognizeClosure | RefuseClosure | ImportThread
+)

@@ -14,7 +14,9 @@ from athenaeum.events.ratification import (
     AtomSplit,
     HumanChoice,
     HumanDecisionRecorded,
+    ImportedStatus,
     RatificationCanceled,
+    RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
@@ -39,6 +41,18 @@ project = pending_projector("ratification", _apply)  # the cases below register 
 def _(event: ArtifactFrozen, pending: Pending) -> None:
     for agent in event.roster:
         pending.add(agent, event.key, "vote", msgspec.to_builtins(event.expires_at))
+
+
+@_apply.register
+def _(event: RatificationImported, pending: Pending) -> None:
+    """What an imported record still waits for: the votes not yet counted, or the human."""
+    if event.status is ImportedStatus.OPEN:
+        voted = {vote.agent for vote in event.counted_votes()}
+        for agent in event.roster:
+            if agent not in voted:
+                pending.add(agent, event.key, "vote", msgspec.to_builtins(event.expires_at))
+    elif event.status is ImportedStatus.PENDING_HUMAN:
+        pending.add(HUMANS, event.key, "decide")
 
 
 @_apply.register

@@ -6,7 +6,9 @@ from __future__ import annotations
 from functools import singledispatch
 
 from athenaeum.events import Event
-from athenaeum.events.thread import ClosureRecognized, ClosureRefused, EntryAppended, EntryKind, ThreadReopened
+from athenaeum.events.thread import (
+    ClosureRecognized, ClosureRefused, EntryAppended, EntryKind, ThreadImported, ThreadReopened,
+)
 from athenaeum.projectors import thread_status
 from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
 
@@ -30,6 +32,12 @@ def _(event: EntryAppended, pending: Pending) -> None:
             pending.add(agent, event.key, "contribute")
     if event.kind is EntryKind.CLOSURE:
         pending.add(HUMANS, event.key, "recognize")
+
+
+@_apply.register
+def _(event: ThreadImported, pending: Pending) -> None:
+    for step in event.history():
+        _apply(step, pending)
 
 
 @_apply.register(ClosureRecognized)

@@ -18,10 +18,13 @@ from athenaeum.events.ratification import (
     ContestedAtom,
     HumanChoice,
     HumanDecisionRecorded,
+    ImportedStatus,
     RatificationCanceled,
+    RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
+    atoms_of,
 )
 from athenaeum.projectors.record_text import one_line, utc_text
 
@@ -48,7 +51,7 @@ def render(record: str, events: Sequence[Event]) -> str:
     if record == "manifest":
         return _manifest(frozen, events)
     if record == "log":
-        return "".join(_log_lines(events))
+        return "".join(log_lines(events))
     if record == "decomposition":
         return _decomposition(frozen, events)
     if record == "ratified":
@@ -56,10 +59,12 @@ def render(record: str, events: Sequence[Event]) -> str:
     raise UnknownRecord(f"no record {record!r}; choose from {', '.join(RECORDS)}")
 
 
-def _status(events: Sequence[Event]) -> str:
+def status_of(events: Sequence[Event]) -> str:
     status = "open"
     for event in events:
         match event:
+            case RatificationImported():
+                status = event.status.value
             case ArtifactDecomposed():
                 status = "pending-human"
             case ArtifactRatified():
@@ -84,7 +89,7 @@ def _manifest(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
         lines.append(f"supersedes: {_yaml(frozen.supersedes)}")
     lines.append("roster:")
     lines += [f"  - {_yaml(agent)}" for agent in frozen.roster]
-    lines += [f"expires_at: {utc_text(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {_status(events)}"]
+    lines += [f"expires_at: {utc_text(frozen.expires_at)}", f"mode: {frozen.mode.value}", f"status: {status_of(events)}"]
     return "\n".join(lines) + "\n"
 
 
@@ -98,7 +103,9 @@ def _tally_line(tally: VotesTallied, roster: int) -> str:
 def _atoms(events: Sequence[Event]) -> list[ContestedAtom]:
     atoms: list[ContestedAtom] = []
     for event in events:
-        if isinstance(event, ArtifactDecomposed):
+        if isinstance(event, RatificationImported) and event.status is ImportedStatus.PENDING_HUMAN:
+            atoms = list(atoms_of(event.counted_votes()))  # as the aggregate has them
+        elif isinstance(event, ArtifactDecomposed):
             atoms = list(event.atoms)
         elif isinstance(event, AtomSplit):
             atoms = [a for a in atoms if a.id != event.atom] + list(event.into)
@@ -144,7 +151,6 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     ratified = next((e for e in events if isinstance(e, ArtifactRatified)), None)
     if ratified is None:
         raise NotRendered(f"{frozen.originator_id!r} is not ratified")
-    tally = next(e for e in events if isinstance(e, VotesTallied))
     atoms = {atom.id: atom for atom in _atoms(events)}
     lines = [
         f"# Ratified: {frozen.originator_id}",
@@ -180,11 +186,23 @@ def _ratified(frozen: ArtifactFrozen, events: Sequence[Event]) -> str:
     if not ratified.caveats:
         lines.append("- none")
     lines += ["", "## Abstentions", ""]
-    lines += [f"- {agent} — ABSTAIN_BY_TIMEOUT" for agent in tally.abstentions] or ["- none"]
+    lines += [f"- {agent} — ABSTAIN_BY_TIMEOUT" for agent in _abstentions(events)] or ["- none"]
     return "\n".join(lines) + "\n"
 
 
-def _log_lines(events: Sequence[Event]) -> list[str]:
+def _abstentions(events: Sequence[Event]) -> tuple[str, ...]:
+    """Who abstained by timeout: as the tally recorded, or as an imported decomposition found."""
+    tally = next((e for e in events if isinstance(e, VotesTallied)), None)
+    if tally is not None:
+        return tally.abstentions
+    imported = events[0]
+    if isinstance(imported, RatificationImported):
+        voted = {vote.agent for vote in imported.counted_votes()}
+        return tuple(agent for agent in sorted(imported.roster) if agent not in voted)
+    return ()
+
+
+def log_lines(events: Sequence[Event]) -> list[str]:
     tallied = any(isinstance(e, VotesTallied) for e in events)
     lines = []
     tally: VotesTallied | None = None

@@ -15,11 +15,15 @@ from athenaeum.events.ratification import (
     ArtifactFrozen,
     ArtifactRatified,
     AtomSplit,
+    Decision,
     HumanDecisionRecorded,
+    ImportedStatus,
     RatificationCanceled,
+    RatificationImported,
     RatificationRejected,
     VoteCast,
     VotesTallied,
+    atoms_of,
 )
 from athenaeum.projectors.views import Document, per_aggregate
 
@@ -48,6 +52,28 @@ def _(event: ArtifactFrozen, current: Document) -> Document:
         "supersedes": event.supersedes,
         "voted": [],
     }
+
+
+@_apply.register
+def _(event: RatificationImported, current: Document) -> Document:
+    """As found: open ones name who has voted (blind still); the others show their tally."""
+    frozen = _apply.dispatch(ArtifactFrozen)(event, current)
+    counted = event.counted_votes()
+    voters = sorted(vote.agent for vote in counted)
+    imported = {"source": event.source, "content_sha256": event.content_sha256, "findings": len(event.findings)}
+    document = frozen | {"status": event.status.value, "voted": voters, "imported": imported}
+    if event.status is ImportedStatus.OPEN:
+        return document
+    tally = {
+        "signs": sorted(v.agent for v in counted if v.decision is Decision.SIGN),
+        "dissents": sorted(v.agent for v in counted if v.decision is Decision.DISSENT),
+        "abstentions": sorted(agent for agent in event.roster if agent not in voters),
+        "merge_writer": voters[0] if voters else None,
+    }
+    document |= {"tally": tally}
+    if event.status is ImportedStatus.PENDING_HUMAN:
+        document |= {"atoms": list(_to_builtins(atoms_of(counted)))}
+    return document
 
 
 @_apply.register

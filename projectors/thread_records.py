@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from athenaeum.events import Event
-from athenaeum.events.thread import EntryAppended, OpenQuestionAdded, ThreadOpened, ThreadReopened, Vector
+from athenaeum.events.thread import (
+    EntryAppended, OpenQuestionAdded, ThreadImported, ThreadOpened, ThreadReopened, Vector,
+)
 from athenaeum.projectors.record_text import one_line
 
 
@@ -20,6 +22,8 @@ def render(events: Iterable[Event]) -> str:
     entries: list[str] = []
     for event in events:
         match event:
+            case ThreadImported():  # its history, as the thread's own events would have told it
+                return render(event.history() + [later for later in events if later is not event])
             case ThreadOpened():
                 header = [
                     f"# {event.key}",

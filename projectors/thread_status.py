@@ -20,6 +20,7 @@ from athenaeum.events.thread import (
     EntryKind,
     OpenQuestionAdded,
     ThreadCrystallized,
+    ThreadImported,
     ThreadOpened,
     ThreadReopened,
     Vector,
@@ -80,6 +81,16 @@ def _(event: ThreadOpened, current: Document) -> Document:
         "orientation": {},
         "last_updated": _to_builtins(event.timestamp),
     }
+
+
+@_apply.register
+def _(event: ThreadImported, current: Document) -> Document:
+    """As found: its history folded as the thread's own events would have been."""
+    document = current
+    for step in event.history():
+        document = _apply(step, document) or document
+    imported = {"source": event.source, "content_sha256": event.content_sha256, "findings": len(event.findings)}
+    return document | {"imported": imported}
 
 
 @_apply.register

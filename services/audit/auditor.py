@@ -29,6 +29,7 @@ from athenaeum.services.audit.commands import Appended
 from athenaeum.services.audit.decisions import Decisions
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.audit.findings import FailuresReported, Finding, Report, found_at
+from athenaeum.services.audit.imported import imported_findings
 from athenaeum.services.audit.kept_outside import KeptOutside
 from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.audit.views_rebuilt import RebuiltViews
@@ -225,6 +226,7 @@ class Audit:
             self.history.setdefault(event.originator_id, []).append(event)
         if (failed := self.rebuilt.apply(entry.position, event)) is not None:
             self.report.findings.append(failed)
+        self.report.findings += imported_findings(entry, event)
 
     def members(self, as_of: int | None = None) -> list[Member]:
         """The fleet's agents as the views had them after position ``as_of`` (by default, now)."""

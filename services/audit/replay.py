@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 from collections.abc import Callable
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
-from athenaeum.events.ratification import ArtifactFrozen
+from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
 from athenaeum.events.task import ReviewPosted
-from athenaeum.events.thread import EntryAppended, ThreadOpened
+from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
+    imported_ratification,
     quorum_scratchpad,
     ratification_records,
     task_records,
@@ -37,6 +39,7 @@ from athenaeum.services.queries.pages import DIALOGUE, page_file
 # the dialogue threads and the log of their entries; a thread's files are episodic memory.
 WIKI_ROOT = Path(WIKI)
 EPISODIC = "tier: episodic\n"
+STATUS_LINE = re.compile(rb"(?m)^status:.*$")  # a hand-written YAML's status, rewritten in place
 UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
 
 
@@ -48,7 +51,7 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
     position, moment = (until, None) if isinstance(until, int) else (None, until)
     audit.run(until_position=position, until_time=moment)
     assert audit.history is not None
-    files: dict[Path, str] = {}
+    files: dict[Path, str | bytes] = {}
     log_lines: list[tuple[datetime, str]] = []
     # Standings read the clock (who is active, who dormant); past the ledger's last event a
     # later time would invent what the ledger never recorded.
@@ -75,18 +78,21 @@ def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: 
 
 
 def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
-             now: datetime | None) -> tuple[dict[Path, str], list[tuple[datetime, str]]]:
+             now: datetime | None) -> tuple[dict[Path, str | bytes], list[tuple[datetime, str]]]:
     """One aggregate's records, and its lines of the wiki's log."""
     family = family_of_id(aggregate_id)
     key = natural_key(aggregate_id)
     if family == "ratification" and isinstance(events[0], ArtifactFrozen):
         return _ratification(out / ".athenaeum" / key, events), []
-    if family == "thread" and isinstance(events[0], ThreadOpened):  # (forged history opens nothing)
-        names = _entry_names(events)
+    if family == "thread" and isinstance(events[0], ThreadOpened | ThreadImported):  # (forged history opens nothing)
+        imported = events[0] if isinstance(events[0], ThreadImported) else None
+        history = imported.history() + events[1:] if imported else events
+        names = _entry_names(history)
         lines = [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
-                               f"({e.kind.value}) by {e.author}") for e in events if isinstance(e, EntryAppended)]
-        return _thread(out / WIKI_ROOT / THREADS_FOLDER / key, events, names,
-                       audit.views.get((thread_status.VIEW, key), {})), lines
+                               f"({e.kind.value}) by {e.author}") for e in history if isinstance(e, EntryAppended)]
+        folder, view = out / WIKI_ROOT / THREADS_FOLDER / key, audit.views.get((thread_status.VIEW, key), {})
+        rendered = _thread(folder, history, names, view)
+        return (rendered if imported is None else _imported_thread(folder, imported, events[1:], rendered, view)), lines
     if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
         members = Activity(tuple(audit.members()), audit.last_position)
         return {out / WIKI_ROOT / key: page_file(state, members, now)}, []
@@ -97,7 +103,7 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     return {}, []
 
 
-def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
+def _write(out: Path, files: dict[Path, str | bytes]) -> tuple[list[str], list[str]]:
     """Write every file inside ``out``; those that could not be: because a page's path is
     another page's folder (``a.md`` and ``a.md/b.md``), and because their name is none a file
     can have (forged history's: a NUL, a name too long)."""
@@ -107,7 +113,7 @@ def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
             if not (resolved := path.resolve()).is_relative_to(root):
                 continue  # a name from forged history that would lead outside: the audit reports that history
             resolved.parent.mkdir(parents=True, exist_ok=True)
-            resolved.write_bytes(text.encode())
+            resolved.write_bytes(text if isinstance(text, bytes) else text.encode())
         except (FileExistsError, NotADirectoryError, IsADirectoryError):
             in_the_way.append(str(path.relative_to(out)))
         except (ValueError, OSError) as error:  # ValueError: a NUL in the name
@@ -117,9 +123,11 @@ def _write(out: Path, files: dict[Path, str]) -> tuple[list[str], list[str]]:
     return in_the_way, unnameable
 
 
-def _ratification(folder: Path, events: list[Event]) -> dict[Path, str]:
+def _ratification(folder: Path, events: list[Event]) -> dict[Path, str | bytes]:
     frozen = events[0]
     assert isinstance(frozen, ArtifactFrozen)
+    if isinstance(frozen, RatificationImported):  # the original files, and what happened since
+        return {folder / name: content for name, content in imported_ratification.files(events).items()}
     files = {folder / "artifact.md": frozen.artifact}
     for record in ratification_records.RECORDS:
         try:
@@ -173,6 +181,18 @@ def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict
             if event.reason:
                 front["reason"] = event.reason
             files[folder / "entries" / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
+    return files
+
+
+def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event], rendered: dict[Path, str],
+                     view: dict[str, Any]) -> dict[Path, str | bytes]:
+    """An imported thread's original files byte for byte; the entries appended since, as
+    rendered, and the status they leave written into the original meta.yaml."""
+    files: dict[Path, str | bytes] = {folder / file.name: file.content for file in imported.files}
+    added = {folder / "entries" / name for name in _entry_names(since).values()}
+    files |= {path: text for path, text in rendered.items() if path in added}
+    if since and (meta := folder / "meta.yaml") in files and isinstance(original := files[meta], bytes):
+        files[meta] = STATUS_LINE.sub(b"status: " + view.get("status", "open").encode(), original, count=1)
     return files
 
 

@@ -26,6 +26,7 @@ from athenaeum.events import event_registry
 from athenaeum.events.commands import CommandRecord
 from athenaeum.services.cli import agent as cli_agent
 from athenaeum.services.cli import audit as cli_audit
+from athenaeum.services.cli import importing as cli_import
 from athenaeum.services.cli import page as cli_page
 from athenaeum.services.cli import quorum as cli_quorum
 from athenaeum.services.cli import ratify as cli_ratify
@@ -52,7 +53,7 @@ FAILURE_CODES = {USAGE: "usage", UNREACHABLE: "unavailable"}  # the error code -
 SHELLS = ("bash", "zsh", "fish")
 CHECK_LIMIT = 20
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
-MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent)
+MODULES = (cli_ratify, cli_quorum, cli_thread, cli_page, cli_task, cli_agent, cli_import)
 FAMILIES = {name: module for module in MODULES for name in module.NAMES}  # CLI verb group -> its module
 SUMMARIES = {tag: summarize for module in MODULES for tag, summarize in module.SUMMARIES.items()}
 
@@ -241,6 +242,8 @@ def _main(argv: list[str] | None) -> int:
             return failed(UNREACHABLE, f"cannot read the ledger: {error}", as_json)
     if args.family == "mcp":
         return _mcp(args, data_dir)
+    if args.family in cli_import.NAMES and (code := cli_import.read_only(args)) is not None:
+        return code  # a dry run: the report alone
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.
@@ -265,6 +268,8 @@ def _main(argv: list[str] | None) -> int:
                     return print_field(answer["result"], args.get)
                 show_answer(answer, args.json)
                 return DONE if answer["ok"] else REJECTED
+            if args.family in cli_import.NAMES:
+                return cli_import.write(args, client.send)
             reply = client.send(command)
     except Unreachable as error:
         return failed(UNREACHABLE, f"{error}", as_json)

@@ -17,7 +17,7 @@ from athenaeum.events import Event, event_registry
 from athenaeum.events.ratification import Caveat, Decision, HumanChoice, Mode, RatificationEvent
 from athenaeum.events.ratification_commands import CancelRatification
 from athenaeum.events.task import TaskEvent, TaskIdIssued, TaskStatus, Verdict
-from tests.aggregates import test_task
+from tests.aggregates import test_ratification_import, test_task
 from tests.aggregates.given import at, decided
 from tests.aggregates.test_ratification import decomposed, frozen, human, objection, split, vote
 
@@ -41,6 +41,7 @@ def samples() -> dict[str, Event]:
     fast = frozen(roster=["bob"], mode=Mode.FAST)
     fast += decided(FAMILY, fast, vote(Decision.DISSENT, (objection(),)), at(1, "bob"))
     histories.append(fast)
+    histories.append(test_ratification_import.imported(votes=(test_ratification_import.imported_vote("alice"),)))
     return {event.tag: event for events in histories for event in events}
 
 

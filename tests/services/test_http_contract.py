@@ -24,6 +24,8 @@ BEYOND_A_SCHEMA = {
     "after": "a position past the ledger's head",
     "expires_at": "a deadline in the past, by the service's clock",
     "expires_in": "a window longer than a century",
+    "files": "an imported file named twice, or artifact.md, which the artifact's field carries",
+    "votes.cast_at": "an imported vote's time RFC 3339 admits and no datetime holds (a leap second, the year 0)",
     "deadline": "a deadline in the past, by the service's clock",
     "deadline_in": "a window longer than a century",
     "threshold": "k above the electorate's size, or neither k nor a preset",

@@ -1,0 +1,22 @@
+"""What imported history broke before Athenaeum held it: each rule an imported record's files
+break, as its import recorded it, is a WARN of its own (``imported_<code>``), never taken for a
+fault of the services."""
+
+from __future__ import annotations
+
+from athenaeum.events import Event
+from athenaeum.events.ratification import RatificationImported
+from athenaeum.events.thread import ThreadImported
+from athenaeum.services.audit.findings import Finding, found_at
+from athenaeum.services.jetstream.entries import Entry
+
+
+def imported_findings(entry: Entry, event: Event) -> list[Finding]:
+    if not isinstance(event, RatificationImported | ThreadImported):
+        return []
+    return [
+        found_at(entry, "WARN", f"imported_{finding.code}",
+                 f"{event.source}/{finding.file}{'' if finding.line is None else f':{finding.line}'}: {finding.message} "
+                 f"(imported by {event.actor})")
+        for finding in event.findings
+    ]

@@ -1,0 +1,60 @@
+"""``athenaeum import PATH...``: the original tools' records, reported, then recorded as history."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+
+from athenaeum.services.cli.progress import progress
+from athenaeum.services.importing import report
+from athenaeum.services.importing.run import records, send_all
+
+NAMES = ("import",)
+SUMMARIES: dict = {}
+DONE, FINDINGS, REFUSED = 0, 1, 1
+
+
+def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    verb = subparsers.add_parser("import", parents=[common], help="import the original tools' records as history")
+    verb.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="where to look for the original layouts")
+    verb.add_argument("--dry-run", action="store_true",
+                      help="report what each record becomes and the rules it breaks; write nothing "
+                           "(exit 1 when there are findings)")
+
+
+def query_from(args: argparse.Namespace) -> None:
+    return None
+
+
+def command_from(args: argparse.Namespace) -> None:
+    return None  # the records are read by ``read_only`` and each sent by ``write``
+
+
+def read_only(args: argparse.Namespace) -> int | None:
+    """The dry run's report and exit code; None when the records are to be written."""
+    found, unknown = records(args.paths)
+    args.found, args.unknown = found, unknown
+    if not args.dry_run:
+        return None
+    _show(args, None)
+    return FINDINGS if any(record.findings for record in found) else DONE
+
+
+def write(args: argparse.Namespace, send: Callable) -> int:
+    with progress("importing", len(args.found)) as advance:
+        outcomes = send_all(args.found, send, advance)
+    _show(args, outcomes)
+    return REFUSED if any(outcome.startswith("refused") for outcome in outcomes.values()) else DONE
+
+
+def _show(args: argparse.Namespace, outcomes: dict[str, str] | None) -> None:
+    if args.json:
+        print(msgspec.json.encode(report.as_json(args.found, args.unknown, outcomes)).decode())
+        return
+    for line in report.as_text(args.found, args.unknown):
+        print(line)
+    for key, outcome in (outcomes or {}).items():
+        print(f"{key}: {outcome}")

@@ -1,0 +1,1 @@
+"""``athenaeum import``: the original tools' records found, read, reported and recorded."""

@@ -1,0 +1,28 @@
+"""Markdown with YAML front matter (``---`` ... ``---``), as the wiki's files are written: the
+front matter read with its lines counted from the file's first, and the body after it."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from athenaeum.services.importing.yaml_lines import Located, located
+
+FENCE = "---"
+
+
+class Document(NamedTuple):
+    front: Located  # lines are the file's
+    body: str
+
+
+def split(text: str) -> Document | None:
+    """The document; None when the file opens with no front matter. Raises ``Unparsable``."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != FENCE:
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FENCE), None)
+    if end is None:
+        return None
+    front = located("\n".join(lines[1:end]))
+    shifted = {path: line + 1 for path, line in front.lines.items()}  # the opening fence is line 1
+    return Document(Located(front.value, shifted), "\n".join(lines[end + 1:]).lstrip("\n"))

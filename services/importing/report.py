@@ -1,0 +1,52 @@
+"""What ``athenaeum import`` says before it writes: each record, what it becomes, and the rules
+its history breaks by file and line; the files it does not know."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import msgspec
+
+from athenaeum.events.imported import ImportFinding
+
+
+class Record(NamedTuple):
+    family: str
+    key: str
+    folder: Path
+    becomes: str | None  # the event it becomes; None: it cannot be imported
+    status: str | None
+    findings: list[ImportFinding]
+    command: Any  # the command that imports it, if it can be
+
+
+def where(record: Record, finding: ImportFinding) -> str:
+    path = record.folder / finding.file
+    return f"{path}:{finding.line}" if finding.line is not None else str(path)
+
+
+def as_json(records: list[Record], unknown: list[Path], outcomes: dict[str, str] | None) -> dict[str, Any]:
+    return {
+        "records": [
+            {"family": r.family, "id": r.key, "source": str(r.folder), "becomes": r.becomes, "status": r.status,
+             "findings": [msgspec.to_builtins(f) | {"at": where(r, f)} for f in r.findings]}
+            | ({"outcome": outcomes.get(r.key)} if outcomes is not None else {})
+            for r in records
+        ],
+        "unknown": [str(path) for path in unknown],
+        "findings": sum(len(r.findings) for r in records),
+        "written": outcomes is not None,
+    }
+
+
+def as_text(records: list[Record], unknown: list[Path]) -> list[str]:
+    lines = []
+    for record in records:
+        becomes = f"becomes {record.becomes} ({record.status})" if record.becomes else "cannot be imported"
+        lines.append(f"{record.family} {record.key} ({record.folder}): {becomes}")
+        lines += [f"  {where(record, f)}: {f.code}: {f.message}" for f in record.findings]
+    lines += [f"unknown: {path}" for path in unknown]
+    total = sum(len(r.findings) for r in records)
+    lines.append(f"{len(records)} records, {total} findings, {len(unknown)} unknown files")
+    return lines

@@ -1,0 +1,58 @@
+"""The import itself: find the records under the paths, read each, and (unless it is a dry
+run) send each importable one as its family's import command, as the importer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from athenaeum.events.commands import Command
+from athenaeum.services.commands.replies import Reply
+from athenaeum.events.thread import EntryKind
+from athenaeum.events.thread_commands import ImportThread
+from athenaeum.services.importing import ratification_folder, thread_folder
+from athenaeum.services.importing.discovery import discover
+from athenaeum.services.importing.report import Record
+
+
+def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
+    """Every record found under ``paths``, read and judged, and the unknown files."""
+    found = discover(paths)
+    read: list[Record] = []
+    unknown = list(found.unknown)
+    for folder in found.ratifications:
+        reading = ratification_folder.read(folder, str(folder))
+        command = reading.command
+        read.append(Record("ratification", reading.key, folder, "RatificationImported" if command else None,
+                           command.status.value if command else None, list(reading.findings), command))
+        unknown += [folder / name for name in reading.unknown]
+    for folder in found.threads:
+        thread = thread_folder.read(folder, str(folder))
+        read.append(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
+                           _thread_status(thread.command), list(thread.findings), thread.command))
+        unknown += [folder / name for name in thread.unknown]
+    return read, sorted(unknown)
+
+
+def _thread_status(command: ImportThread | None) -> str | None:
+    """Where the thread stands after its last entry, as the rules would have it."""
+    if command is None:
+        return None
+    last = command.entries[-1].kind if command.entries else None
+    return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
+
+
+def send_all(found: list[Record], send: Callable[[Command], Reply],
+             advance: Callable[[int], None] = lambda done: None) -> dict[str, str]:
+    """Each importable record sent; what became of each, by key: the position it was recorded
+    at, ``unchanged`` when it was imported before, or the refusal."""
+    outcomes: dict[str, str] = {}
+    for done, record in enumerate(found, start=1):
+        if record.command is not None:
+            reply = send(record.command)
+            if reply.ok:
+                outcomes[record.key] = f"recorded at {reply.position}" if reply.position else "unchanged"
+            elif reply.error is not None:
+                outcomes[record.key] = f"refused: {reply.error.code}: {reply.error.message}"
+        advance(done)
+    return outcomes

@@ -1,0 +1,204 @@
+"""An original dialogue thread folder, ``<dialogue-root>/<slug>/`` (``../shared/FORMATS.md``),
+read: what it becomes (an ``ImportThread``), every rule of PROTOCOLS.md section 3 its entries
+break, by file and line, and the files no thread has."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from athenaeum.aggregates.rules import SLUG, Invalid
+from athenaeum.aggregates.thread import (
+    TOLERANCE, BadEvalRef, CurrentMismatch, MissingLastEval, ReopenExhausted, SelfEvaluation, ThreadClosed,
+    ThreadNotClosed,
+)
+from athenaeum.events.imported import SourceFile
+from athenaeum.events.thread import ZERO, Axis, Crystallization, EntryKind, Evaluation, ImportedEntry, OpenQuestion, Vector
+from athenaeum.events.thread_commands import ImportThread
+from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.importing.findings import Findings, Reading
+from athenaeum.services.importing.front_matter import split
+from athenaeum.services.importing.times import moment
+from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
+
+THREAD, META, ENTRIES = "thread.md", "meta.yaml", "entries"
+ENTRY_NAME = re.compile(r"^([0-9]+)-(.+)\.md$")
+QUESTION = re.compile(r"^\s*[-*]?\s*\**(OQ-[0-9]+)\**\s*[:.—-]\s*(.+?)\s*$")
+SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
+
+
+def read(folder: Path, source: str) -> Reading:
+    findings = Findings()
+    names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    known = [n for n in names if n in (THREAD, META) or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
+    unknown = [n for n in names if n not in known]
+    contents = {name: (folder / name).read_bytes() for name in known}
+    texts = findings.texts(contents)
+    opening = _opening(texts, folder.name, findings)
+    entries = _entries(texts, findings)
+    if opening is None or entries is None:
+        return Reading(folder.name, None, findings, unknown)
+    files = [SourceFile(name=name, content=contents[name]) for name in known]
+    command = ImportThread(source=source, entries=entries, files=files, findings=list(findings), **opening)
+    return Reading(folder.name, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"),
+                   findings, unknown)
+
+
+def _front(text: str, name: str, findings: Findings) -> tuple[Located, str] | None:
+    try:
+        document = split(text)
+    except Unparsable as error:
+        findings.add(Invalid.code, name, (error.line or 0) + 1, str(error))
+        return None
+    if document is None or not isinstance(document.front.value, dict):
+        findings.add(Invalid.code, name, 1, "no YAML front matter between --- lines")
+        return None
+    return document.front, document.body
+
+
+def _opening(texts: dict[str, str], folder: str, findings: Findings) -> dict[str, Any] | None:
+    if THREAD not in texts or META not in texts:
+        for name in (THREAD, META):
+            if name not in texts:
+                findings.add(Invalid.code, name, None, f"{name} is missing; nothing is imported")
+        return None
+    found = _front(texts[THREAD], THREAD, findings)
+    try:
+        meta = located(texts[META])
+    except Unparsable as error:
+        findings.add(Invalid.code, META, error.line, str(error))
+        return None
+    if found is None or not isinstance(meta.value, dict):
+        return None
+    front, body = found
+    slug, opened_by, opened_at = front.value.get("slug"), front.value.get("opened_by"), moment(front.value.get("opened_at"))
+    usable = True
+    if not isinstance(slug, str) or not SLUG.fullmatch(slug):
+        findings.add(Invalid.code, THREAD, front.line("slug"), f"slug {slug!r} is not a kebab slug; nothing is imported")
+        usable = False
+    elif slug != folder:
+        findings.add(Invalid.code, THREAD, front.line("slug"), f"slug {slug!r} is not the folder's name {folder!r}")
+    if not isinstance(opened_by, str) or not opened_by.strip() or opened_at is None:
+        findings.add(Invalid.code, THREAD, front.line("opened_at"), "opened_by and opened_at are needed; nothing is "
+                                                                    "imported")
+        usable = False
+    sections = dict(_sections(body))
+    context = sections.get("Context", "").strip()
+    if not context:
+        findings.add(Invalid.code, THREAD, None, "no ## Context section; nothing is imported")
+        usable = False
+    questions = [OpenQuestion(id=m.group(1), text=m.group(2))
+                 for line in sections.get("Open Questions (OQ)", "").splitlines() if (m := QUESTION.match(line))]
+    target = _vector((meta.value.get("rolespace") or {}).get("target") if isinstance(meta.value.get("rolespace"), dict)
+                     else None)
+    if target is None or min(target.N, target.C, target.R) <= 0:
+        findings.add(Invalid.code, META, meta.line("rolespace", "target"), "rolespace.target needs N, C and R above 0; "
+                                                                           "nothing is imported")
+        usable = False
+    if not usable:
+        return None
+    return {"slug": slug, "opened_by": opened_by, "opened_at": opened_at, "context": context,
+            "open_questions": questions, "target": target,
+            "participants": [str(p) for p in meta.value.get("participants") or []],
+            "topics": [str(t) for t in meta.value.get("topics") or []]}
+
+
+def _sections(body: str) -> list[tuple[str, str]]:
+    marks = list(SECTION.finditer(body))
+    return [(m.group(1), body[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(body)])
+            for i, m in enumerate(marks)]
+
+
+def _vector(value: Any) -> Vector | None:
+    try:
+        return msgspec.convert(value, Vector)
+    except (msgspec.ValidationError, TypeError):
+        return None
+
+
+def _entries(texts: dict[str, str], findings: Findings) -> list[ImportedEntry] | None:
+    """Every entry, in its number's order, checked as the rules check an append; None when one
+    cannot be read (the thread's sums would be guesses)."""
+    read: list[tuple[str, ImportedEntry, Located]] = []
+    for name in sorted(n for n in texts if n.startswith(ENTRIES + "/")):
+        entry = _entry(name, texts[name], findings)
+        if entry is None:
+            return None
+        read.append((name, *entry))
+    read.sort(key=lambda item: item[1].n)
+    previous: tuple[str, ImportedEntry] | None = None
+    total, closure, awaiting, reopened = ZERO, None, False, set()
+    for name, entry, front in read:
+        line = front.line
+        if entry.n != (previous[1].n + 1 if previous else 1):
+            findings.add(Invalid.code, name, line("n"), f"entry {entry.n} does not follow entry "
+                                                        f"{previous[1].n if previous else 0}")
+        if previous is not None:
+            if entry.last_eval is None:
+                findings.add(MissingLastEval.code, name, line("n"), "an entry after the first evaluates the one before")
+            elif front.value["last_eval"].get("ref") != Path(previous[0]).name:
+                findings.add(BadEvalRef.code, name, line("last_eval", "ref"), f"last_eval.ref is not {Path(previous[0]).name}")
+            if entry.author == previous[1].author:
+                findings.add(SelfEvaluation.code, name, line("author"), f"{entry.author} follows their own entry")
+        if entry.last_eval is not None:
+            if any(not 0 <= value <= 1 for value in entry.last_eval.v.values().values()):
+                findings.add(Invalid.code, name, line("last_eval", "v"), "an evaluation's values lie in [0, 1]")
+            total = total + entry.last_eval.v
+        if entry.kind is EntryKind.REOPEN:
+            if closure is None:
+                findings.add(ThreadNotClosed.code, name, line("type"), "a reopen with no closure to reopen")
+            elif closure in reopened:
+                findings.add(ReopenExhausted.code, name, line("type"), f"closure {closure} was already reopened once")
+            reopened.add(closure)
+            awaiting = False
+        elif awaiting:
+            findings.add(ThreadClosed.code, name, line("type"), f"appended after closure {closure}, which awaits "
+                                                                "crystallization")
+        if entry.kind is EntryKind.CLOSURE:
+            stated = entry.current_at_close
+            if stated is not None and any(abs(a - b) > TOLERANCE for a, b in
+                                          zip(stated.values().values(), total.values().values())):
+                findings.add(CurrentMismatch.code, name, line("current_at_close"),
+                             f"current_at_close is not the sum of the evaluations ({total.N:g}, {total.C:g}, {total.R:g})")
+            closure, awaiting = entry.n, True
+        previous = (name, entry)
+    return [entry for _, entry, _ in read]
+
+
+def _entry(name: str, text: str, findings: Findings) -> tuple[ImportedEntry, Located] | None:
+    found = _front(text, name, findings)
+    if found is None:
+        return None
+    front, body = found
+    value = front.value
+    try:
+        kind = EntryKind(value.get("type"))
+        ts = moment(value.get("ts"))
+        if ts is None or not isinstance(value.get("n"), int) or not str(value.get("author") or "").strip():
+            raise ValueError("n, author and ts are needed")
+        evaluation = value.get("last_eval")
+        last_eval = None if evaluation is None else Evaluation(
+            ref=_ref(evaluation.get("ref")), v=msgspec.convert(evaluation.get("v"), Vector))
+        crystallization = value.get("proposed_crystallization")
+        closing = {}
+        if kind is EntryKind.CLOSURE:
+            closing = {"current_at_close": msgspec.convert(value.get("current_at_close"), Vector),
+                       "proposed_crystallization": msgspec.convert(crystallization, Crystallization),
+                       "summary": body.strip() or None}
+        axis = value.get("declared_axis")
+        entry = ImportedEntry(n=value["n"], kind=kind, author=str(value["author"]), ts=ts, body=body or "\n",
+                              declared_axis=Axis(axis) if axis else None, last_eval=last_eval,
+                              reason=value.get("reason"), **closing)
+    except (ValueError, TypeError, AttributeError, msgspec.ValidationError) as error:
+        findings.add(Invalid.code, name, 1, f"not an entry: {error}; nothing is imported")
+        return None
+    return entry, front
+
+
+def _ref(ref: Any) -> int:
+    """The entry number a ``last_eval.ref`` names (its file name's NNN), 0 if none."""
+    match = ENTRY_NAME.match(str(ref or ""))
+    return int(match.group(1)) if match else 0

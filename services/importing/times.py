@@ -1,0 +1,20 @@
+"""Times as the original files write them: ISO 8601, read as UTC when they name no zone."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+
+def moment(value: Any) -> datetime | None:
+    """The time ``value`` names, or None when it names none."""
+    if isinstance(value, datetime):
+        found = value
+    elif isinstance(value, str):
+        try:
+            found = datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return found.replace(tzinfo=timezone.utc) if found.tzinfo is None else found.astimezone(timezone.utc)

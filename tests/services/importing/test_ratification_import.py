@@ -1,0 +1,111 @@
+"""``athenaeum import`` of original ratification folders, end to end through the CLI against a
+real serve: the dry run reports the broken rules by file and line and writes nothing; the
+import records history as found, round-trips through ``replay``, adds nothing the second time,
+continues live, and the audit reports what the originals broke as WARN, nothing HARD."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.services.conftest import Served, until
+from tests.services.importing.trees import SHA, dissent, ratification
+
+LATER = "2200-01-01T00:00:00Z"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    # Open: alice signed; bob attested another sha (void); carol has not voted.
+    ratification(root, "adr-7", ["alice", "bob", "carol"],
+                 {"alice": {}, "bob": {"artifact_sha256": "0" * 64, "timestamp": "2026-05-15T11:00:00Z"}})
+    # Ratified without carol's SIGN and without a human decision; dave is on no roster.
+    ratification(root, "adr-8", ["alice", "carol"], {"alice": {}, "dave": {"decision": "DISSENT",
+                                                                           "dissent": dissent()}}, status="ratified")
+    (root / "README.md").write_text("not a record\n")
+    return root
+
+
+def imported(served: Served, tree: Path, *options: str) -> dict:
+    done = served.run("import", str(tree), "--json", *options)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_dry_run_reports_each_broken_rule_by_file_and_line_and_writes_nothing(served: Served, tree: Path) -> None:
+    done = served.run("import", str(tree), "--dry-run", "--json")
+    assert done.returncode == 1, done.stderr  # there were findings
+    report = json.loads(done.stdout)
+    at = {(f["code"], f["at"].removeprefix(str(tree) + "/")) for r in report["records"] for f in r["findings"]}
+    assert ("sha_mismatch", ".athenaeum/adr-7/bob.vote.yaml:2") in at
+    assert ("not_rostered", ".athenaeum/adr-8/dave.vote.yaml:1") in at
+    assert ("invalid", ".athenaeum/adr-8/manifest.yaml") in at  # ratified without every SIGN
+    assert report["unknown"] == [str(tree / "README.md")]
+    assert not report["written"]
+    shown = served.run("ratify", "show", "adr-7", "--json")
+    assert shown.returncode == 1 and "not_found" in shown.stdout
+
+
+def test_a_clean_tree_dry_runs_with_exit_0(served: Served, tmp_path: Path) -> None:
+    ratification(tmp_path / "clean", "adr-9", ["alice", "bob"], {"alice": {}})
+    done = served.run("import", str(tmp_path / "clean"), "--dry-run")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "becomes RatificationImported (open)" in done.stdout
+
+
+def test_import_then_replay_gives_the_original_files_back_byte_for_byte(served: Served, tree: Path,
+                                                                         tmp_path: Path) -> None:
+    first = imported(served, tree)
+    assert [r["outcome"].split(" at ")[0] for r in first["records"]] == ["recorded", "recorded"]
+    again = imported(served, tree)  # the same commands: answered as the first time, nothing appended
+    assert [r["outcome"] for r in again["records"]] == [r["outcome"] for r in first["records"]]
+    moved = tmp_path / "moved"
+    shutil.copytree(tree, moved)
+    assert [r["outcome"] for r in imported(served, moved)["records"]] == ["unchanged", "unchanged"]
+    out = tmp_path / "out"
+    replayed = served.run("replay", "--until", LATER, "--out", str(out))
+    assert replayed.returncode == 0, replayed.stderr
+    for topic in ("adr-7", "adr-8"):
+        original = tree / ".athenaeum" / topic
+        for path in original.iterdir():
+            assert (out / ".athenaeum" / topic / path.name).read_bytes() == path.read_bytes(), path.name
+    audit = served.run("audit", "--json")
+    findings = json.loads(audit.stdout)["findings"]
+    assert not [f for f in findings if f["severity"] == "HARD"], findings
+    warned = {(f["code"], f["id"]) for f in findings if f["severity"] == "WARN"}
+    assert {("imported_sha_mismatch", "adr-7"), ("imported_not_rostered", "adr-8")} <= warned
+
+
+def test_an_imported_open_ratification_takes_its_remaining_votes_and_tallies(served: Served, tree: Path,
+                                                                             tmp_path: Path) -> None:
+    imported(served, tree)
+    show = json.loads(served.run("ratify", "show", "adr-7", "--json").stdout)
+    assert show["status"] == "open" and show["voted"] == ["alice"]  # bob's void vote does not count
+    again = served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", actor="alice")
+    assert again.returncode == 1 and "already_voted" in again.stderr
+    for agent in ("bob", "carol"):
+        voted = served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", actor=agent)
+        assert voted.returncode == 0, voted.stderr
+    show = until(lambda: json.loads(served.run("ratify", "show", "adr-7", "--json").stdout),
+                 lambda s: s["status"] == "ratified")
+    assert show["tally"]["signs"] == ["alice", "bob", "carol"]
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    folder = out / ".athenaeum" / "adr-7"
+    assert "status: ratified" in (folder / "manifest.yaml").read_text()
+    assert "| alice | 2026-05-15T10:00:00Z |" in (folder / "ratified.md").read_text()  # the imported vote's time
+    assert (folder / "artifact.md").read_bytes() == (tree / ".athenaeum" / "adr-7" / "artifact.md").read_bytes()
+    log = (folder / "log.md").read_text()
+    assert log.startswith((tree / ".athenaeum" / "adr-7" / "log.md").read_text()) and "RATIFIED: all-SIGN" in log
+
+
+def test_an_imported_ratification_past_its_expiry_is_tallied_by_the_timer(served: Served, tmp_path: Path) -> None:
+    ratification(tmp_path / "old", "adr-10", ["alice", "bob"], {"alice": {}}, expires_at="2026-05-18T09:00:00Z")
+    assert imported(served, tmp_path / "old")["records"][0]["outcome"].startswith("recorded")
+    show = until(lambda: json.loads(served.run("ratify", "show", "adr-10", "--json").stdout),
+                 lambda s: s["status"] != "open")
+    assert show["status"] == "pending-human" and show["tally"]["abstentions"] == ["bob"]

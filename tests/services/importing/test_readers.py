@@ -1,0 +1,58 @@
+"""The readers alone, on the files: what cannot be imported is said, by file and line, and
+nothing is guessed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from athenaeum.services.importing.run import records
+from tests.services.importing.trees import dissent, ratification, thread
+
+
+def findings_of(root: Path) -> dict[str, set[tuple[str, str, int | None]]]:
+    found, _ = records([root])
+    return {record.key: {(f.code, f.file, f.line) for f in record.findings} for record in found}
+
+
+def test_a_folder_without_its_manifest_is_reported_and_not_imported(tmp_path: Path) -> None:
+    folder = ratification(tmp_path, "adr-7", ["alice", "bob"], {})
+    (folder / "manifest.yaml").unlink()
+    [record], _ = records([tmp_path])
+    assert record.command is None and record.becomes is None
+    assert ("invalid", "manifest.yaml", None) in {(f.code, f.file, f.line) for f in record.findings}
+
+
+def test_yaml_that_does_not_parse_and_bytes_that_are_not_text_are_findings_at_their_place(tmp_path: Path) -> None:
+    folder = ratification(tmp_path, "adr-7", ["alice", "bob"], {"alice": {}})
+    (folder / "bob.vote.yaml").write_text("agent: bob\ndecision: [SIGN\n")
+    (folder / "log.md").write_bytes(b"\xff\xfe not text\n")
+    found = findings_of(tmp_path)["adr-7"]
+    assert ("invalid", "bob.vote.yaml", 3) in found
+    assert ("invalid", "log.md", None) in found
+
+
+def test_a_dissent_vote_in_another_agents_file_and_a_vote_after_expiry(tmp_path: Path) -> None:
+    ratification(tmp_path, "adr-7", ["alice", "bob"], {
+        "alice": {"agent": "bob"},
+        "bob": {"decision": "DISSENT", "dissent": dissent(), "timestamp": "2099-02-01T00:00:00Z"}})
+    found = findings_of(tmp_path)["adr-7"]
+    assert ("actor_mismatch", "alice.vote.yaml", 1) in found
+    assert ("voting_closed", "bob.vote.yaml", 4) in found
+
+
+def test_unknown_files_are_listed_beside_the_records(tmp_path: Path) -> None:
+    folder = thread(tmp_path, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": {"N": 1, "C": 1, "R": 1}}])
+    (folder / "notes.txt").write_text("scratch\n")
+    (tmp_path / "Makefile").write_text("all:\n")
+    found, unknown = records([tmp_path])
+    assert [record.becomes for record in found] == ["ThreadImported"]
+    assert unknown == [tmp_path / "Makefile", folder / "notes.txt"]
+
+
+def test_an_entry_by_the_author_before_it_and_a_ref_to_another_entry(tmp_path: Path) -> None:
+    v = {"N": 0.2, "C": 0.2, "R": 0.2}
+    thread(tmp_path, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": v},
+                                     {"author": "bob", "v": v, "ref": "001-alice.md"}])
+    found = findings_of(tmp_path)["canon-rules"]
+    assert ("self_evaluation", "entries/003-bob.md", 4) in found
+    assert ("bad_eval_ref", "entries/003-bob.md", 8) in found

@@ -1,0 +1,50 @@
+"""``athenaeum import`` of original dialogue threads: broken histories reported by file and
+line, imported as found, written back byte for byte, and continued live."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.services.conftest import Served, until
+from tests.services.importing.test_ratification_import import LATER, imported
+from tests.services.importing.trees import thread
+
+V = {"N": 0.5, "C": 0.5, "R": 0.5}
+CLOSE = {"type": "closure", "current_at_close": {"N": 1.0, "C": 1.0, "R": 1.0},
+         "proposed_crystallization": {"canon_pages": ["Trace.md"], "patch_summary": "add a soft state"}}
+
+
+def test_a_thread_reopened_twice_and_a_wrong_sum_are_reported_by_file_and_line(served: Served, tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    thread(root, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": V},
+                                 {"author": "carol", "v": V} | CLOSE | {"current_at_close": {"N": 2, "C": 1, "R": 1}},
+                                 {"author": "alice", "v": V, "type": "reopen", "reason": "new case"},
+                                 {"author": "bob", "v": V, "type": "reopen", "reason": "again"}])
+    done = served.run("import", str(root), "--dry-run", "--json")
+    assert done.returncode == 1, done.stderr
+    [record] = json.loads(done.stdout)["records"]
+    at = {(f["code"], f["at"].split("canon-rules/")[1]) for f in record["findings"]}
+    assert ("current_mismatch", "entries/003-carol.md:13") in at
+    assert ("reopen_exhausted", "entries/005-bob.md:3") in at
+
+
+def test_an_imported_thread_round_trips_and_continues(served: Served, tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    folder = thread(root, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": V}])
+    records = imported(served, root)["records"]
+    assert records[0]["outcome"].startswith("recorded"), records
+    contributed = served.run("thread", "contribute", "canon-rules", "--body", "A third view.", "--axis", "C",
+                             "--eval", "0.5,0.5,0.5", actor="carol")
+    assert contributed.returncode == 0, contributed.stderr
+    shown = until(lambda: json.loads(served.run("thread", "show", "canon-rules", "--json").stdout),
+                  lambda s: len(s["entries"]) == 3)
+    assert shown["current"] == {"N": 1.0, "C": 1.0, "R": 1.0}  # the imported evaluation counts
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    written = out / "wiki" / "agents" / "dialogue" / "canon-rules"
+    for path in folder.rglob("*.md"):
+        assert (written / path.relative_to(folder)).read_bytes() == path.read_bytes(), path
+    assert (written / "entries" / "003-carol.md").exists()
+    audit = json.loads(served.run("audit", "--json").stdout)
+    assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]

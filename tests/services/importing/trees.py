@@ -1,0 +1,62 @@
+"""Original-format trees, written as the original ratification tools write them (FORMATS.md):
+``.athenaeum/<topic>/`` with its manifest, artifact, vote files and log, broken on request."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ARTIFACT = "# ADR 7\n\n## Scope\nAll agents log to the ledger.\n\n## Retention\nKeep logs 30 days.\n"
+SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
+
+
+def ratification(root: Path, topic: str, roster: list[str], votes: dict[str, dict[str, Any]], status: str = "open",
+                 expires_at: str = "2099-01-01T00:00:00Z", mode: str = "standard", **manifest: Any) -> Path:
+    folder = root / ".athenaeum" / topic
+    folder.mkdir(parents=True)
+    (folder / "artifact.md").write_text(ARTIFACT)
+    fields = {"topic": topic, "initiator": roster[0], "artifact_sha256": SHA, "artifact_origin": "docs/adr-7.md@4f2a9c1",
+              "roster": roster, "expires_at": expires_at, "mode": mode, "status": status} | manifest
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(fields, sort_keys=False))
+    log = [f"[2026-05-15T09:00:00Z] {roster[0]} | OPENED: roster {', '.join(roster)}"]
+    for agent, vote in votes.items():
+        fields = {"agent": agent, "artifact_sha256": SHA, "decision": "SIGN", "timestamp": "2026-05-15T10:00:00Z"} | vote
+        (folder / f"{agent}.vote.yaml").write_text(yaml.safe_dump(fields, sort_keys=False))
+        log.append(f"[{fields['timestamp']}] {agent} | VOTE: {fields['decision']}")
+    (folder / "log.md").write_text("\n".join(log) + "\n")
+    return folder
+
+
+def dissent(section: str = "Retention", objection: str = "30 days is too short") -> list[dict[str, Any]]:
+    return [{"atom": {"section": section, "anchor": "Keep logs"}, "objection": objection,
+             "proposed_resolution": "ticket"}]
+
+
+def thread(root: Path, slug: str, entries: list[dict[str, Any]], status: str = "open") -> Path:
+    """A dialogue thread as the wiki's agents write it: ``entries`` give each entry's front
+    matter beyond n, type and ts (author, last_eval's v, ...); refs name the entry before."""
+    folder = root / "wiki" / "agents" / "dialogue" / slug
+    (folder / "entries").mkdir(parents=True)
+    (folder / "thread.md").write_text(
+        f"---\nslug: {slug}\nopened_by: {entries[0]['author']}\nopened_at: 2026-05-10T08:00:00Z\n---\n\n"
+        "## Context\n\nShould canon pages carry a soft-canonical state?\n\n"
+        "## Open Questions (OQ)\n\n- **OQ-1**: who approves?\n")
+    authors = sorted({e["author"] for e in entries})
+    meta = {"slug": slug, "status": status, "created": "2026-05-10T08:00:00Z", "last_updated": "2026-05-12T08:00:00Z",
+            "participants": authors, "topics": ["canon"], "rolespace": {"target": {"N": 1.0, "C": 1.0, "R": 1.0}},
+            "crystallization": {"signed_by": None, "signature": None, "canon_pages": []}}
+    (folder / "meta.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    previous = None
+    for n, fields in enumerate(entries, start=1):
+        name = f"{n:03d}-{fields['author']}.md"
+        front = {"n": n, "type": fields.get("type", "contribution"), "author": fields["author"],
+                 "ts": f"2026-05-1{n % 10}T09:00:00Z", "declared_axis": "R"}
+        if previous is not None and "v" in fields:
+            front["last_eval"] = {"ref": fields.get("ref", previous), "v": fields["v"]}
+        front |= {key: value for key, value in fields.items() if key not in ("author", "type", "v", "ref")}
+        (folder / "entries" / name).write_text(f"---\n{yaml.safe_dump(front, sort_keys=False)}---\n\nEntry {n}.\n")
+        previous = name
+    return folder
