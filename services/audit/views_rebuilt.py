@@ -55,7 +55,7 @@ class RebuiltViews:
             at = len(positions) if as_of is None else bisect.bisect_right(positions, as_of)
             agent = documents[at - 1] if at else None
             try:
-                if agent is not None and not agent["human"]:
+                if agent is not None and fleet_activity.in_consensus(agent):
                     members.append(msgspec.convert(agent, Member))
             except (KeyError, TypeError, msgspec.ValidationError):
                 continue

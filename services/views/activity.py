@@ -27,7 +27,7 @@ def activity_from(store: ReadModelStore) -> Callable[[], Activity]:
                 returned_at=msgspec.convert(agent["returned_at"], datetime | None),
             )
             for agent in agents.values()
-            if not agent["human"]
+            if fleet_activity.in_consensus(agent)
         )
         return Activity(members, position or 0)
 

@@ -234,3 +234,18 @@ def test_a_missing_or_unreadable_key_is_one_line_and_exit_2(tmp_path: Path) -> N
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert "Traceback" not in done.stderr and str(key) in done.stderr
+
+
+def test_a_revoked_principal_holds_up_no_consensus(ledger: Served, tmp_path: Path) -> None:
+    """It can never endorse again: a page is canonical once the others accept it."""
+    fleet(ledger)
+    assert ledger.run("agent", "revoke", "bob", "--reason", "left the fleet", actor="ada").returncode == 0
+    page = tmp_path / "rules.md"
+    page.write_text("# Rules\n\nHumans approve canon.\n")
+    assert ledger.run("page", "init", "wiki/canon/rules.md", "--file", str(page), actor="alice").returncode == 0
+    shown = json.loads(ledger.run("page", "show", "wiki/canon/rules.md", "--json", actor="alice").stdout)
+    assert "bob" not in json.dumps(shown), shown  # no standing at all
+    approved = ledger.run("page", "approve", "wiki/canon/rules.md", "--level", "canonical", "--json", actor="ada")
+    assert approved.returncode == 0, approved.stdout
+    code, report = audit(ledger)
+    assert code == 0 and not hard(report), report
