@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
+from typing import Annotated
 
 import msgspec
 
@@ -123,7 +124,7 @@ class ImportedEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     n: int
     kind: EntryKind
     author: Text
-    ts: datetime
+    ts: Annotated[datetime, msgspec.Meta(tz=True)]  # what the reader gives: read as UTC when a file names no zone
     body: LongSaid
     declared_axis: Axis | None = None
     last_eval: Evaluation | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 import time
@@ -11,6 +12,7 @@ import nats
 import pytest
 
 from athenaeum.services.runtime.nats_binary import NatsServerError
+from athenaeum.services.runtime import nats_server
 from athenaeum.services.runtime.nats_server import NatsServer, free_port, process_running
 
 
@@ -84,3 +86,15 @@ def test_a_server_that_cannot_start_says_why(tmp_path: Path) -> None:
         clash = NatsServer(store_dir=tmp_path / "two", port=first.port)
         with pytest.raises(Exception, match="exited during start-up"):
             clash.start(timeout=10)
+
+
+def test_a_free_port_taken_before_the_server_binds_it_is_chosen_again(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another program may take the port between its choice and the server's bind."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        first = iter([taken.getsockname()[1]])
+        monkeypatch.setattr(nats_server, "free_port", lambda: next(first, None) or free_port())
+        with NatsServer(store_dir=tmp_path / "js") as server:
+            assert server.port != taken.getsockname()[1] and server.running

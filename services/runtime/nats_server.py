@@ -26,6 +26,8 @@ READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
 PID_FILE = "nats-server.pid"
 LOCK_FILE = "nats-server.lock"
+PORT_ATTEMPTS = 3
+ADDRESS_IN_USE = "address already in use"  # what nats-server logs when a port it was given is taken
 
 
 def free_port() -> int:
@@ -207,6 +209,19 @@ class NatsServer:
             time.sleep(0.05)  # poll interval of a bounded wait on the health condition
 
     def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
+        # A free port is chosen before the server binds it: another program may take it meanwhile.
+        chosen = not self.port, not self.monitor_port
+        for _ in range(PORT_ATTEMPTS - 1):
+            try:
+                return self._start(timeout)
+            except NatsServerError as error:
+                if not any(chosen) or ADDRESS_IN_USE not in str(error):
+                    raise
+                self.port, self.monitor_port = (0 if again else port for again, port in
+                                                zip(chosen, (self.port, self.monitor_port)))
+        return self._start(timeout)
+
+    def _start(self, timeout: float) -> NatsServer:
         try:
             self.launch()
             self.wait_ready(timeout)

@@ -25,6 +25,7 @@ BEYOND_A_SCHEMA = {
     "expires_at": "a deadline in the past, by the service's clock",
     "expires_in": "a window longer than a century",
     "files": "an imported file named twice, or artifact.md, which the artifact's field carries",
+    "entries": "an imported closure without its sum or its crystallization: what an entry needs depends on its kind",
     "votes.cast_at": "an imported vote's time RFC 3339 admits and no datetime holds (a leap second, the year 0)",
     "deadline": "a deadline in the past, by the service's clock",
     "deadline_in": "a window longer than a century",
