@@ -39,7 +39,7 @@ def read_only(args: argparse.Namespace) -> int | None:
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if any(record.findings for record in found) else DONE
+    return FINDINGS if any(record.findings for record in args.found) else DONE
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:

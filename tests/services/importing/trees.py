@@ -1,5 +1,5 @@
-"""Original-format trees, written as the original ratification tools write them (FORMATS.md):
-``.athenaeum/<topic>/`` with its manifest, artifact, vote files and log, broken on request."""
+"""Original-format trees, written as the original tools write them (FORMATS.md): ratification
+folders ``.athenaeum/<topic>/``, dialogue threads and canon pages under ``wiki/``, broken on request."""
 
 from __future__ import annotations
 
