@@ -76,6 +76,10 @@ def wiki(tmp_path: Path) -> Path:
 
 
 def test_import_then_replay_gives_the_pages_back_byte_for_byte(served: Served, wiki: Path, tmp_path: Path) -> None:
+    dry = served.run("import", str(wiki), "--dry-run", "--json")
+    assert dry.returncode == 1, dry.stderr  # there were findings
+    at = {(f["code"], f["at"]) for r in json.loads(dry.stdout)["records"] for f in r["findings"]}
+    assert at == {("consensus_pending", f"{wiki}/wiki/concepts/trace.md:{FIRST_ENTRY + 1}")}
     first = imported(served, wiki)
     assert [r["outcome"].split(" at ")[0] for r in first["records"]] == ["recorded", "recorded"], first
     moved = tmp_path / "moved"
@@ -116,3 +120,5 @@ def test_an_imported_page_is_endorsed_and_approved_live(served: Served, wiki: Pa
     assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
     written = (out / "wiki" / "canon" / "rules.md").read_text()
     assert "lifecycle: canonical" in written and "carol: \"accepted |" in written and written.endswith(PAGE)
+    findings = json.loads(served.run("audit", "--json").stdout)["findings"]
+    assert not [f for f in findings if f["severity"] == "HARD"], findings  # the approval recomputes as recorded
