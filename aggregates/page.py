@@ -10,12 +10,12 @@ resolving a dispute, approval, aging, readiness) are in ``page_canon``.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 
 from athenaeum.aggregates.family import Family, existing
 from athenaeum.aggregates.page_canon import age, approve, endorse, reassess, require_none_pending, resolve
-from athenaeum.aggregates.page_state import Page, evolve
+from athenaeum.aggregates.page_import import import_page
+from athenaeum.aggregates.page_state import Page, content_sha256, evolve
 from athenaeum.aggregates.rules import (
     ARTIFACT_LIMIT,
     ActorMismatch,
@@ -45,6 +45,7 @@ from athenaeum.events.page_commands import (
     DisputePage,
     EditPage,
     EndorsePage,
+    ImportPage,
     InitPage,
     PageCommand,
     ReadPage,
@@ -55,10 +56,6 @@ from athenaeum.events.page_commands import (
 SIGNIFICANT_RATIO = 0.30  # an edit changing more than this share of lines is significant
 _HEADING = re.compile(r"^#{1,6}\s")
 _STALED = ("reviewed", "accepted", "contributed")
-
-
-def content_sha256(content: str) -> str:
-    return hashlib.sha256(content.encode()).hexdigest()
 
 
 def change_ratio(old: str, new: str) -> float:
@@ -96,6 +93,8 @@ def decide(state: Page | None, command: PageCommand, context: Context) -> list[E
             return age(_existing(state, command.page), context)
         case ReassessPage():
             return reassess(_existing(state, command.page), context)
+        case ImportPage():
+            return import_page(state, command, context)
     raise TypeError(f"not a page command: {command!r}")
 
 

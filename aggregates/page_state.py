@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 
 import msgspec
@@ -17,6 +18,7 @@ from athenaeum.events.page import (
     EndorsementStaled,
     Lifecycle,
     LifecycleChanged,
+    PageImported,
     PageInitialized,
     PageRevised,
     PendingAged,
@@ -47,14 +49,21 @@ class Page(AggregateState, tag="Page"):
     endorsements: dict[str, Endorsement] = {}
     reads: dict[str, int] = {}  # "<agent>/<session>" -> rev read, of the current content only
     aged_rev: int = 0  # the last rev whose 14 days have run
+    imported_sha256: str | None = None  # an imported page file's digest: importing it again adds nothing
 
     def read_in(self, agent: str, session_id: str) -> int | None:
         return self.reads.get(f"{agent}/{session_id}")
 
 
+def content_sha256(content: str) -> str:
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
 def evolve(state: Page | None, event: Event) -> Page | None:
     replace = msgspec.structs.replace
     match event:
+        case PageImported():  # (a kind of initialisation: matched first)
+            return _imported(event)
         case PageInitialized():
             author = Endorsement("contributed", event.rev, event.timestamp)
             return Page(
@@ -99,6 +108,17 @@ def evolve(state: Page | None, event: Event) -> Page | None:
         case PendingAged():
             return replace(state, aged_rev=event.rev)
     return state
+
+
+def _imported(event: PageImported) -> Page:
+    """The page as its file stood: the standings its consensus block recorded; the rev begins
+    at the import (the file says not when), so pending agents age from it."""
+    endorsements = {s.agent: Endorsement(s.status, s.rev, s.since, disputed=s.disputed, thread=s.thread,
+                                         decision=s.decision) for s in event.standings}
+    return Page(id=event.originator_id, version=event.originator_version, author=event.author, scope=event.scope,
+                content=event.content, content_sha256=event.content_sha256, rev=event.rev,
+                revised_at=event.timestamp, lifecycle=event.lifecycle, endorsements=endorsements,
+                imported_sha256=event.imported_sha256)
 
 
 def _endorse(state: Page, agent: str, endorsement: Endorsement) -> Page:

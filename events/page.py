@@ -7,11 +7,14 @@ The aggregate id (``originator_id``) is the page's path inside the wiki's folder
 from __future__ import annotations
 
 import enum
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Annotated
 
 import msgspec
 
 from athenaeum.events.base import Event
+from athenaeum.events.constraints import Agent, Text
+from athenaeum.events.imported import ImportedFile, ImportFinding
 
 
 SOFT_CANONICAL_AGING = timedelta(days=14)  # how long the missing third must have been waiting
@@ -70,6 +73,32 @@ class PageInitialized(Event, tag="PageInitialized"):
     scope: Scope
     rev: int = 1
     crystallized_from: str | None = None  # the thread whose closure this page carries
+
+
+class ImportedStanding(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An agent's entry in an original page's consensus block, as found: a standing the agent
+    recorded (``pending`` and ``dormant`` follow from the fleet, and are not kept)."""
+
+    agent: Agent
+    status: Annotated[str, msgspec.Meta(pattern="^(reviewed|accepted|contributed|disputed|stale)$")]
+    rev: Annotated[int, msgspec.Meta(ge=1)]
+    since: Annotated[datetime, msgspec.Meta(tz=True)]
+    disputed: Text | None = None  # what a dispute contests
+    thread: Text | None = None  # where a dispute is discussed, or the decision's thread
+    decision: Text | None = None  # a human's final word on a dispute (``accepted (user decision: ...)``)
+
+
+class PageImported(PageInitialized, tag="PageImported", kw_only=True):
+    """An original page file (``wiki/<page>``), recorded as found: its content, rev, lifecycle
+    and consensus block as the file says (the agents' words, not their signatures: the event's
+    actor is the importer). A kind of initialisation, so every view of pages counts it."""
+
+    lifecycle: Lifecycle
+    standings: tuple[ImportedStanding, ...]
+    source: str
+    imported_sha256: str  # of the file as found: importing it again adds nothing
+    files: tuple[ImportedFile, ...]
+    findings: tuple[ImportFinding, ...]
 
 
 class DocumentRead(Event, tag="DocumentRead"):
@@ -155,7 +184,8 @@ class LifecycleChanged(Event, tag="LifecycleChanged"):
 
 
 PageEvent = (
-    PageInitialized
+    PageImported
+    | PageInitialized
     | DocumentRead
     | EndorsementRecorded
     | EndorsementDisputed

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import msgspec
 
 from athenaeum.events.commands import Command
-from athenaeum.events.constraints import Agent, LongSaid, PagePath, Said, Slug
-from athenaeum.events.page import CanonLevel, Endorsing, Lifecycle, Scope, page_path
+from athenaeum.events.constraints import AGENTS_LIMIT, Agent, LongSaid, PagePath, Said, Slug, listing
+from athenaeum.events.imported import ImportFindings, SourceFiles
+from athenaeum.events.page import CanonLevel, Endorsing, ImportedStanding, Lifecycle, Scope, page_path
 
 
 class OnPage(Command, frozen=True):
@@ -98,5 +99,20 @@ class ChangeLifecycle(OnPage, frozen=True):
     reason: Said
 
 
+class ImportPage(OnPage, frozen=True):
+    """An original page file, as ``athenaeum import`` read it: its content, rev, lifecycle and
+    consensus block as found, the file's bytes, and the rules they break (recorded, not refused)."""
+
+    source: Said
+    content: LongSaid
+    rev: Annotated[int, msgspec.Meta(ge=1)]
+    lifecycle: Lifecycle
+    scope: Scope = Scope.STRUCTURAL
+    author: Agent | None = None  # who contributed the rev, as the block says; else the importer
+    standings: Annotated[list[ImportedStanding], listing(AGENTS_LIMIT, "standings")] = []
+    files: SourceFiles = []  # the page's file, byte for byte, named by its path inside wiki/
+    findings: ImportFindings = []
+
+
 PageCommand = (InitPage | ReadPage | EndorsePage | EditPage | DisputePage | ResolveDispute | ApprovePage
-               | ChangeLifecycle | AgePage | ReassessPage)
+               | ChangeLifecycle | AgePage | ReassessPage | ImportPage)

@@ -17,6 +17,7 @@ from athenaeum.events.page import (
     EndorsementDisputed,
     EndorsementRecorded,
     LifecycleChanged,
+    PageImported,
     PageInitialized,
     SOFT_CANONICAL_AGING,
     PageRevised,
@@ -50,9 +51,16 @@ def _aging_due(event: Event) -> str:
 
 
 @_apply.register
-def _(event: PageInitialized, current: Document) -> Document:
+def _initialized(event: PageInitialized, current: Document) -> Document:
     return {"page": event.key, "author": event.author, "rev": event.rev, "lifecycle": "working",
             "content_sha256": event.content_sha256, "disputes": [], "aging_due": _aging_due(event), "aged_rev": 0}
+
+
+@_apply.register
+def _(event: PageImported, current: Document) -> Document:
+    # As its file stood: its lifecycle, and the disputes its consensus block lists.
+    disputes = sorted(s.agent for s in event.standings if s.status == "disputed")
+    return _initialized(event, current) | {"lifecycle": event.lifecycle.value, "disputes": disputes}
 
 
 @_apply.register

@@ -13,6 +13,7 @@ from athenaeum.events.page import (
     EndorsementDisputed,
     EndorsementRecorded,
     EndorsementStaled,
+    PageImported,
     PageInitialized,
     PageRevised,
     PendingAged,
@@ -41,11 +42,24 @@ project = pending_projector("page", _with_returns)  # the cases below register o
 
 
 @_apply.register
-def _(event: PageInitialized, pending: Pending) -> None:
+def _initialized(event: PageInitialized, pending: Pending) -> None:
     roster = pending.lookup(fleet_activity.ROSTER_VIEW, fleet_activity.ROSTER_KEY) or {}
     for agent in roster.get("agents", []):
         if agent != event.author:
             pending.add(agent, event.key, "review")
+
+
+@_apply.register
+def _(event: PageImported, pending: Pending) -> None:
+    # Whoever the file shows reviewed, accepted or contributed at its rev has nothing to review;
+    # a dispute it lists waits for a human.
+    _initialized(event, pending)
+    for standing in event.standings:
+        if standing.rev == event.rev and standing.status in ("reviewed", "accepted", "contributed"):
+            pending.remove(standing.agent, event.key, "review")
+        elif standing.status == "disputed":
+            pending.remove(standing.agent, event.key, "review")
+            pending.add(HUMANS, event.key, "resolve")
 
 
 @_apply.register

@@ -5,6 +5,7 @@ fault of the services."""
 from __future__ import annotations
 
 from athenaeum.events import Event
+from athenaeum.events.page import PageImported
 from athenaeum.events.ratification import RatificationImported
 from athenaeum.events.thread import ThreadImported
 from athenaeum.services.audit.findings import Finding, found_at
@@ -12,7 +13,7 @@ from athenaeum.services.jetstream.entries import Entry
 
 
 def imported_findings(entry: Entry, event: Event) -> list[Finding]:
-    if not isinstance(event, RatificationImported | ThreadImported):
+    if not isinstance(event, RatificationImported | ThreadImported | PageImported):
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",

@@ -16,7 +16,9 @@ import msgspec
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
-from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
+from athenaeum.events.page import (
+    THREADS_FOLDER, WIKI, WIKI_LOG, DocumentRead, PageImported, PendingAged, ReadinessReassessed,
+)
 from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
 from athenaeum.events.task import ReviewPosted
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
@@ -41,6 +43,8 @@ WIKI_ROOT = Path(WIKI)
 EPISODIC = "tier: episodic\n"
 STATUS_LINE = re.compile(rb"(?m)^status:.*$")  # a hand-written YAML's status, rewritten in place
 UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
+# What leaves a page's file as it was: reads, and the timer's findings about time.
+UNWRITTEN = (DocumentRead, PendingAged, ReadinessReassessed)
 
 
 def replay(app: AthenaeumApplication, out: Path, humans: frozenset[str], until: int | datetime | None,
@@ -94,6 +98,9 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
         rendered = _thread(folder, history, names, view)
         return (rendered if imported is None else _imported_thread(folder, imported, events[1:], rendered, view)), lines
     if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
+        imported = events[0] if isinstance(events[0], PageImported) else None
+        if imported is not None and all(isinstance(e, UNWRITTEN) for e in events[1:]):
+            return {out / WIKI_ROOT / file.name: file.content for file in imported.files}, []  # as found
         members = Activity(tuple(audit.members()), audit.last_position)
         return {out / WIKI_ROOT / key: page_file(state, members, now)}, []
     if family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):

@@ -35,12 +35,11 @@ def command_from(args: argparse.Namespace) -> None:
 
 def read_only(args: argparse.Namespace) -> int | None:
     """The dry run's report and exit code; None when the records are to be written."""
-    found, unknown = records(args.paths)
-    args.found, args.unknown = found, unknown
+    args.found, args.unknown, args.logs = records(args.paths)
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if any(record.findings for record in found) else DONE
+    return FINDINGS if any(record.findings for record in args.found) else DONE
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:
@@ -52,9 +51,9 @@ def write(args: argparse.Namespace, send: Callable) -> int:
 
 def _show(args: argparse.Namespace, outcomes: dict[str, str] | None) -> None:
     if args.json:
-        print(msgspec.json.encode(report.as_json(args.found, args.unknown, outcomes)).decode())
+        print(msgspec.json.encode(report.as_json(args.found, args.unknown, args.logs, outcomes)).decode())
         return
-    for line in report.as_text(args.found, args.unknown):
+    for line in report.as_text(args.found, args.unknown, args.logs):
         print(line)
     for key, outcome in (outcomes or {}).items():
         print(f"{key}: {outcome}")

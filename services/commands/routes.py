@@ -21,6 +21,7 @@ from athenaeum.events.page_commands import (
     DisputePage,
     EditPage,
     EndorsePage,
+    ImportPage,
     InitPage,
     ReadPage,
     ReassessPage,
@@ -113,6 +114,8 @@ ROUTES = (
     *_family(page.FAMILY, "page", init=InitPage, read=ReadPage, endorse=EndorsePage, edit=EditPage,
              dispute=DisputePage, resolve=ResolveDispute, approve=ApprovePage, lifecycle=ChangeLifecycle,
              age=AgePage),
+    # An original page file, recorded as found (``athenaeum import``).
+    Route("page", "import", ImportPage, page.FAMILY),
     # The timer's, when the clock alone may have moved a page's readiness: each one appends.
     Route("page", "reassess", ReassessPage, page.FAMILY, exposed=False),
     *_family(task.FAMILY, "task", create=CreateTask, claim=ClaimTask, transition=TransitionTask, review=PostReview,

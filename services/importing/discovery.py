@@ -1,5 +1,7 @@
 """Where the original layouts lie under the paths given: every ``.athenaeum/<topic>/`` folder,
-and every other file, listed as unknown (never guessed at)."""
+every dialogue thread's folder, every Markdown file inside a ``wiki/`` folder (a canon page, if
+its front matter says so) and the wiki's log, and every other file, listed as unknown (never
+guessed at)."""
 
 from __future__ import annotations
 
@@ -8,20 +10,38 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
+from athenaeum.events.page import WIKI, WIKI_LOG
+
 RATIFICATIONS = ".athenaeum"
 THREAD = "thread.md"  # what marks a dialogue thread's folder
+WIKI_FOLDER = WIKI.rstrip("/")
+PAGE_SUFFIX = ".md"
 SKIPPED = {".git"}  # a repository's own machinery, no record of anyone's
+
+
+class WikiFile(NamedTuple):
+    wiki: Path  # the ``wiki/`` folder it lies in
+    path: Path
+
+    @property
+    def page(self) -> str:
+        """Its page id: its path inside ``wiki/``."""
+        return self.path.relative_to(self.wiki).as_posix()
 
 
 class Found(NamedTuple):
     ratifications: list[Path]  # the topic folders
     threads: list[Path]  # the dialogue threads' folders
+    pages: list[WikiFile]  # Markdown files inside a wiki: canon pages, or unknown
+    logs: list[Path]  # the wikis' logs
     unknown: list[Path]
 
 
 def discover(paths: Iterable[Path]) -> Found:
     ratifications: list[Path] = []
     threads: list[Path] = []
+    pages: list[WikiFile] = []
+    logs: list[Path] = []
     unknown: list[Path] = []
     for root in paths:
         if root.is_file():
@@ -39,5 +59,26 @@ def discover(paths: Iterable[Path]) -> Found:
                 threads.append(here)
                 subfolders[:] = []  # its entries are read by its reader
                 continue
-            unknown += [here / name for name in sorted(files)]
-    return Found(sorted(set(ratifications)), sorted(set(threads)), sorted(set(unknown)))
+            wiki = _wiki(root, here)
+            for name in sorted(files):
+                if wiki is not None and here / name == wiki / WIKI_LOG:
+                    logs.append(here / name)
+                elif wiki is not None and name.endswith(PAGE_SUFFIX):
+                    pages.append(WikiFile(wiki, here / name))
+                else:
+                    unknown.append(here / name)
+    return Found(sorted(set(ratifications)), sorted(set(threads)), sorted(set(pages)), sorted(set(logs)),
+                 sorted(set(unknown)))
+
+
+def _wiki(root: Path, here: Path) -> Path | None:
+    """The outermost ``wiki/`` folder ``here`` lies in, from ``root`` down (``root`` itself, if
+    the wiki was the path given)."""
+    if root.absolute().name == WIKI_FOLDER:  # (``.`` has no name of its own)
+        return root
+    folder = root
+    for part in here.relative_to(root).parts:
+        folder = folder / part
+        if part == WIKI_FOLDER:
+            return folder
+    return None

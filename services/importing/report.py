@@ -26,7 +26,8 @@ def where(record: Record, finding: ImportFinding) -> str:
     return f"{path}:{finding.line}" if finding.line is not None else str(path)
 
 
-def as_json(records: list[Record], unknown: list[Path], outcomes: dict[str, str] | None) -> dict[str, Any]:
+def as_json(records: list[Record], unknown: list[Path], logs: list[Path], outcomes: dict[str, str] | None
+            ) -> dict[str, Any]:
     return {
         "records": [
             {"family": r.family, "id": r.key, "source": str(r.folder), "becomes": r.becomes, "status": r.status,
@@ -35,18 +36,21 @@ def as_json(records: list[Record], unknown: list[Path], outcomes: dict[str, str]
             for r in records
         ],
         "unknown": [str(path) for path in unknown],
+        "logs": [str(path) for path in logs],
         "findings": sum(len(r.findings) for r in records),
         "written": outcomes is not None,
     }
 
 
-def as_text(records: list[Record], unknown: list[Path]) -> list[str]:
+def as_text(records: list[Record], unknown: list[Path], logs: list[Path]) -> list[str]:
     lines = []
     for record in records:
         becomes = f"becomes {record.becomes} ({record.status})" if record.becomes else "cannot be imported"
         lines.append(f"{record.family} {record.key} ({record.folder}): {becomes}")
         lines += [f"  {where(record, f)}: {f.code}: {f.message}" for f in record.findings]
     lines += [f"unknown: {path}" for path in unknown]
+    lines += [f"log: {path} (the wiki's log: not a record; replay writes it anew from the threads' entries)"
+              for path in logs]
     total = sum(len(r.findings) for r in records)
     lines.append(f"{len(records)} records, {total} findings, {len(unknown)} unknown files")
     return lines

@@ -10,13 +10,14 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import ratification_folder, thread_folder
+from athenaeum.services.importing import page_file, ratification_folder, thread_folder
 from athenaeum.services.importing.discovery import discover
 from athenaeum.services.importing.report import Record
 
 
-def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
-    """Every record found under ``paths``, read and judged, and the unknown files."""
+def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path], list[Path]]:
+    """Every record found under ``paths``, read and judged; the unknown files; the files known
+    but no record (the wikis' logs, which ``replay`` writes anew from the threads' entries)."""
     found = discover(paths)
     read: list[Record] = []
     unknown = list(found.unknown)
@@ -31,7 +32,14 @@ def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
         read.append(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
                            _thread_status(thread.command), list(thread.findings), thread.command))
         unknown += [folder / name for name in thread.unknown]
-    return read, sorted(unknown)
+    for file in found.pages:
+        page = page_file.read(file.path, file.page, str(file.wiki))
+        if page is None:
+            unknown.append(file.path)
+            continue
+        read.append(Record("page", page.key, file.wiki, "PageImported" if page.command else None,
+                           page.command.lifecycle.value if page.command else None, list(page.findings), page.command))
+    return read, sorted(unknown), found.logs
 
 
 def _thread_status(command: ImportThread | None) -> str | None:

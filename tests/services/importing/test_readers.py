@@ -10,14 +10,14 @@ from tests.services.importing.trees import dissent, ratification, thread
 
 
 def findings_of(root: Path) -> dict[str, set[tuple[str, str, int | None]]]:
-    found, _ = records([root])
+    found, _, _ = records([root])
     return {record.key: {(f.code, f.file, f.line) for f in record.findings} for record in found}
 
 
 def test_a_folder_without_its_manifest_is_reported_and_not_imported(tmp_path: Path) -> None:
     folder = ratification(tmp_path, "adr-7", ["alice", "bob"], {})
     (folder / "manifest.yaml").unlink()
-    [record], _ = records([tmp_path])
+    [record], _, _ = records([tmp_path])
     assert record.command is None and record.becomes is None
     assert ("invalid", "manifest.yaml", None) in {(f.code, f.file, f.line) for f in record.findings}
 
@@ -44,7 +44,7 @@ def test_unknown_files_are_listed_beside_the_records(tmp_path: Path) -> None:
     folder = thread(tmp_path, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": {"N": 1, "C": 1, "R": 1}}])
     (folder / "notes.txt").write_text("scratch\n")
     (tmp_path / "Makefile").write_text("all:\n")
-    found, unknown = records([tmp_path])
+    found, unknown, _ = records([tmp_path])
     assert [record.becomes for record in found] == ["ThreadImported"]
     assert unknown == [tmp_path / "Makefile", folder / "notes.txt"]
 

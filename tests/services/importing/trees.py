@@ -1,5 +1,5 @@
-"""Original-format trees, written as the original ratification tools write them (FORMATS.md):
-``.athenaeum/<topic>/`` with its manifest, artifact, vote files and log, broken on request."""
+"""Original-format trees, written as the original tools write them (FORMATS.md): ratification
+folders ``.athenaeum/<topic>/``, dialogue threads and canon pages under ``wiki/``, broken on request."""
 
 from __future__ import annotations
 
@@ -60,3 +60,17 @@ def thread(root: Path, slug: str, entries: list[dict[str, Any]], status: str = "
         (folder / "entries" / name).write_text(f"---\n{yaml.safe_dump(front, sort_keys=False)}---\n\nEntry {n}.\n")
         previous = name
     return folder
+
+
+PAGE = "# Canon rules\n\n## Soft canonical\nA page two thirds accept waits 14 days.\n"
+
+
+def page(root: Path, path: str, consensus: dict[str, str], rev: str = "v2", lifecycle: str = "working",
+         content: str = PAGE) -> Path:
+    """A canon page as the wiki's agents write it: its consensus block as front matter (each
+    agent's entry as written, ``"accepted | 2026-05-16 | rev: v2"``), then its content."""
+    file = root / "wiki" / path
+    file.parent.mkdir(parents=True, exist_ok=True)
+    block = "".join(f"  {agent}: \"{entry}\"\n" for agent, entry in consensus.items())
+    file.write_text(f"---\nrev: {rev}\nlifecycle: {lifecycle}\nconsensus:\n{block}---\n\n{content}")
+    return file
