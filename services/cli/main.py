@@ -67,11 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     reader.add_argument("--nats", help="NATS URL of the deployment (default: the serve running on --data-dir, "
                                        "else $ATHENAEUM_NATS, else the serve running on $ATHENAEUM_HOME or the default "
                                        "data dir)")
-    common = argparse.ArgumentParser(add_help=False, parents=[reader, json_option])
-    common.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"),
+    acting = argparse.ArgumentParser(add_help=False, parents=[reader])
+    acting.add_argument("--as", dest="actor", default=os.environ.get("ATHENAEUM_AGENT"),
                         help="who acts ($ATHENAEUM_AGENT); signs with <data-dir>/keys/NAME.nk when it exists")
-    common.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
+    acting.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
                         help="sign with the seed in this file instead ($ATHENAEUM_KEY)")
+    common = argparse.ArgumentParser(add_help=False, parents=[acting, json_option])
     common.add_argument("--get", metavar="FIELD",
                         help="print only this field of the --json answer (a.b for a nested one, a.0 for a list's "
                              "first item), for a shell variable: sha=$(athenaeum ratify init ... --get artifact_sha256)")
@@ -120,7 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     check = subparsers.add_parser("check", parents=[common], help="what is waiting on you")
     check.add_argument("--after", type=int, help="wait for this position instead of the ledger's head (0: for nothing)")
     check.add_argument("--limit", type=int, default=CHECK_LIMIT, help=f"the soonest due, at most (default {CHECK_LIMIT})")
-    subparsers.add_parser("mcp", parents=[common], help="serve Athenaeum's tools and records to an agent runtime: "
+    subparsers.add_parser("mcp", parents=[acting], help="serve Athenaeum's tools and records to an agent runtime: "
                                                          "an MCP server on stdin and stdout, acting --as you")
     completion = subparsers.add_parser("completion", help="the shell code that completes athenaeum's verbs and options")
     completion.add_argument("shell", choices=SHELLS)
