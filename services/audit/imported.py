@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from athenaeum.events import Event
 from athenaeum.events.ratification import RatificationImported
+from athenaeum.events.task import TaskImported
 from athenaeum.events.thread import ThreadImported
 from athenaeum.services.audit.findings import Finding, found_at
 from athenaeum.services.jetstream.entries import Entry
 
 
 def imported_findings(entry: Entry, event: Event) -> list[Finding]:
-    if not isinstance(event, RatificationImported | ThreadImported):
+    if not isinstance(event, RatificationImported | ThreadImported | TaskImported):
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",

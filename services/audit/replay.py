@@ -18,7 +18,6 @@ from athenaeum.aggregates.page_state import Page
 from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import THREADS_FOLDER, WIKI, WIKI_LOG
 from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
-from athenaeum.events.task import ReviewPosted
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
     imported_ratification,
@@ -198,8 +197,7 @@ def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event],
 
 def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path, str]:
     files = {folder / "task.json": _json(task), folder / "arbitrations.json": _json(task_records.arbitrations(events))}
-    cycles = sorted({e.cycle for e in events if isinstance(e, ReviewPosted)})
-    for cycle in cycles:
+    for cycle in task_records.reviewed_cycles(events):
         files[folder / "reviews" / f"cycle-{cycle}.json"] = _json(task_records.reviews(events, cycle))
     return files
 

@@ -10,13 +10,14 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import ratification_folder, thread_folder
+from athenaeum.services.importing import ratification_folder, task_tables, thread_folder
 from athenaeum.services.importing.discovery import discover
 from athenaeum.services.importing.report import Record
 
 
-def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
-    """Every record found under ``paths``, read and judged, and the unknown files."""
+def records(paths: Iterable[Path], postgres: str | None = None) -> tuple[list[Record], list[Path]]:
+    """Every record found under ``paths`` and in the original arbitrator's tables at the
+    ``postgres`` URL, read and judged, and the unknown files."""
     found = discover(paths)
     read: list[Record] = []
     unknown = list(found.unknown)
@@ -31,6 +32,12 @@ def records(paths: Iterable[Path]) -> tuple[list[Record], list[Path]]:
         read.append(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
                            _thread_status(thread.command), list(thread.findings), thread.command))
         unknown += [folder / name for name in thread.unknown]
+    if postgres is not None:
+        where = task_tables.database(postgres)
+        for task in task_tables.read(postgres):
+            command = task.command
+            read.append(Record("task", task.key, where, "TaskImported" if command else None,
+                               command.status.value if command else None, list(task.findings), command))
     return read, sorted(unknown)
 
 
