@@ -17,7 +17,14 @@ def imported_findings(entry: Entry, event: Event) -> list[Finding]:
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",
-                 f"{event.source}/{finding.file}{'' if finding.line is None else f':{finding.line}'}: {finding.message} "
+                 f"{_where(event, finding.file)}{'' if finding.line is None else f':{finding.line}'}: {finding.message} "
                  f"(imported by {event.actor})")
         for finding in event.findings
     ]
+
+
+def _where(event: RatificationImported | ThreadImported | TaskImported, file: str) -> str:
+    """The file in the record's folder; for a task, the row in its database (``#<table>/<id>``)."""
+    if isinstance(event, TaskImported):
+        return f"{event.source.partition('#')[0]}#{file}"
+    return f"{event.source}/{file}"

@@ -15,7 +15,7 @@ from athenaeum.aggregates.rules import Invalid
 from athenaeum.aggregates.task_checks import ArbitrationExists, FindingMismatch, IllegalTransition
 from athenaeum.events.imported import SourceFile
 from athenaeum.events.task import (
-    BuildStatus, FailureReason, Finding, ImportedReview, ImportedRuling, Resolution, Ruling, Severity, TaskStatus,
+    DEFAULT_REVIEW_CYCLE_BUDGET, BuildStatus, FailureReason, Finding, ImportedReview, ImportedRuling, Resolution, Ruling, Severity, TaskStatus,
     Trigger, Verdict,
 )
 from athenaeum.events.task_commands import ROLE, ImportTask, ResolutionInput
@@ -80,11 +80,13 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
     status = _enum(TaskStatus, row["status"], name, "status", found)
     reviews = [_review(run, findings_of[run["id"]], found) for run in runs]
     read_rulings = [_ruling(ruling, found) for ruling in rulings]
-    if status is None or None in reviews or None in read_rulings or not str(row["title"] or "").strip():
-        if not str(row["title"] or "").strip():
-            found.add(Invalid.code, name, None, "title is empty; nothing is imported")
+    titled = bool(str(row["title"] or "").strip())
+    if not titled:
+        found.add(Invalid.code, name, None, "title is empty; nothing is imported")
+    if status is None or None in reviews or None in read_rulings or not titled:
         return Reading(key, None, found, [])
-    count, budget = row.get("review_cycle_count") or 0, row.get("review_cycle_budget")
+    count = row.get("review_cycle_count") or 0
+    budget = row.get("review_cycle_budget", DEFAULT_REVIEW_CYCLE_BUDGET)  # the first schema had none
     trigger = _enum(Trigger, row.get("arbitration_pending_trigger"), name, "arbitration_pending_trigger", found)
     _judge(name, status, count, budget, trigger, row, runs, reviews, rulings, read_rulings, found)
     if status is TaskStatus.ARBITRATING and trigger is None:
@@ -95,7 +97,7 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
     command = ImportTask(
         project_id=str(row["project_id"]), task_id=row["id"], source=f"{where}#{name}", title=row["title"],
         status=status, plan_path=row.get("source_path") or None,
-        review_cycle_budget=budget if isinstance(budget, int) and budget >= 0 else 0, reviewer_roles=roles,
+        review_cycle_budget=max(budget, 0), reviewer_roles=roles,
         review_cycle_count=count,
         build_status=build,
         commit_sha=row.get("commit_sha"), claimed_by=_claimant(row),
@@ -166,7 +168,7 @@ def _ruling(row: dict[str, Any], found: Findings) -> ImportedRuling | None:
                           contradiction_resolution=resolution, posted_at=moment(row["posted_at"]))
 
 
-def _judge(name: str, status: TaskStatus, count: int, budget: Any, trigger: Trigger | None, row: dict[str, Any],
+def _judge(name: str, status: TaskStatus, count: int, budget: int, trigger: Trigger | None, row: dict[str, Any],
            runs: list[dict[str, Any]], reviews: list[ImportedReview], rulings: list[dict[str, Any]],
            read_rulings: list[ImportedRuling], found: Findings) -> None:
     """The rules the task's rows break, as the services would have refused the steps."""
@@ -179,8 +181,7 @@ def _judge(name: str, status: TaskStatus, count: int, budget: Any, trigger: Trig
                                             "(not kept)")
     if arbitrating and trigger in ruled:
         found.add(ArbitrationExists.code, name, None, f"arbitrating on {trigger.value} which was already ruled on")
-    exhausted = isinstance(budget, int) and count > budget
-    if exhausted and not arbitrating and Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED not in ruled:
+    if count > budget and not arbitrating and Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED not in ruled:
         found.add(IllegalTransition.code, name, None,
                   f"cycle {count} is past the budget of {budget}: the task left arbitrating (or never went) without "
                   f"a ruling, and is {status.value}")

@@ -26,6 +26,7 @@ BEYOND_A_SCHEMA = {
     "expires_in": "a window longer than a century",
     "files": "an imported file named twice, or artifact.md, which the artifact's field carries",
     "votes.cast_at": "an imported vote's time RFC 3339 admits and no datetime holds (a leap second, the year 0)",
+    "pendingTrigger": "an imported task's pending trigger without its arbitrating status, or that status without it",
     "deadline": "a deadline in the past, by the service's clock",
     "deadline_in": "a window longer than a century",
     "threshold": "k above the electorate's size, or neither k nor a preset",

@@ -108,6 +108,10 @@ def test_a_dry_run_names_each_broken_rule_by_table_and_row(served: Served, table
     assert any(code == "finding_mismatch" and where.startswith("arbitration_runs/") for code, where in at)
     assert ("invalid", "tasks/4") in at
     assert "password" not in done.stdout and all(r["source"].startswith("postgres://") for r in report["records"])
+    nothing = served.run("import", "--dry-run")
+    assert nothing.returncode == 2 and "--postgres" in nothing.stderr
+    unreachable = served.run("import", "--postgres", tables.replace("/test?", "/missing?"), "--dry-run")
+    assert unreachable.returncode == 3 and "postgres://" in unreachable.stderr, unreachable.stderr
     listed = served.run("task", "list", "--project", "web", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout) == {"tasks": []}, listed.stdout  # nothing written
 
@@ -142,6 +146,7 @@ def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tab
         "request_changes"]
     assert json.loads((written / "arbitrations.json").read_text())["runs"][0]["ruling"] == "rule"
     audit = json.loads(served.run("audit", "--json").stdout)
-    codes = {f["code"] for f in audit["findings"] if f["severity"] == "WARN"}
-    assert {"imported_illegal_transition", "imported_finding_mismatch"} <= codes, audit["findings"]
+    warned = {f["code"]: f["message"] for f in audit["findings"] if f["severity"] == "WARN"}
+    assert {"imported_illegal_transition", "imported_finding_mismatch"} <= set(warned), audit["findings"]
+    assert "#arbitration_runs/" in warned["imported_finding_mismatch"], warned
     assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
