@@ -146,7 +146,8 @@ def _imported(event: TaskImported) -> Task:
     current = event.review_cycle_count
     reviewing = event.status is TaskStatus.REVIEWING
     reviews = tuple(r for r in event.reviews if r.cycle == current) if reviewing else ()
-    last = {f.id: ReviewedFinding(r.reviewer_role, f) for r in event.reviews if r.cycle == current - 1 for f in r.findings}
+    last = {f.id: ReviewedFinding(r.reviewer_role, f)
+            for r in event.reviews if r.cycle == current - 1 for f in r.findings}
     issued = [f.id for r in event.reviews for f in r.findings]
     return Task(
         id=event.originator_id,

@@ -92,7 +92,8 @@ def _(event: TaskCreated, current: Document) -> Document:
 @_apply.register
 def _(event: TaskImported, current: Document) -> Document:
     reviewing = event.status.value == "reviewing"
-    verdicts = {r.reviewer_role: r.verdict.value for r in event.reviews if reviewing and r.cycle == event.review_cycle_count}
+    verdicts = {r.reviewer_role: r.verdict.value
+                for r in event.reviews if reviewing and r.cycle == event.review_cycle_count}
     where = {
         "status": event.status.value,
         "reviewCycleCount": event.review_cycle_count,

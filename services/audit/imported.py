@@ -17,8 +17,8 @@ def imported_findings(entry: Entry, event: Event) -> list[Finding]:
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",
-                 f"{_where(event, finding.file)}{'' if finding.line is None else f':{finding.line}'}: {finding.message} "
-                 f"(imported by {event.actor})")
+                 f"{_where(event, finding.file)}{'' if finding.line is None else f':{finding.line}'}: "
+                 f"{finding.message} (imported by {event.actor})")
         for finding in event.findings
     ]
 

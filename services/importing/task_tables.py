@@ -15,7 +15,8 @@ from athenaeum.aggregates.rules import Invalid
 from athenaeum.aggregates.task_checks import ArbitrationExists, FindingMismatch, IllegalTransition
 from athenaeum.events.imported import SourceFile
 from athenaeum.events.task import (
-    DEFAULT_REVIEW_CYCLE_BUDGET, BuildStatus, FailureReason, Finding, ImportedReview, ImportedRuling, Resolution, Ruling, Severity, TaskStatus,
+    DEFAULT_REVIEW_CYCLE_BUDGET, BuildStatus, FailureReason, Finding, ImportedReview, ImportedRuling, Resolution,
+    Ruling, Severity, TaskStatus,
     Trigger, Verdict,
 )
 from athenaeum.events.task_commands import ROLE, ImportTask, ResolutionInput

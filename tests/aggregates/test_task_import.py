@@ -25,7 +25,8 @@ def review(cycle: int, role: str = "security", verdict: Verdict = Verdict.REQUES
                                          for n, i in enumerate(ids, start=1)))
 
 
-def importing(status: TaskStatus = TaskStatus.ARBITRATING, trigger: Trigger | None = Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED,
+def importing(status: TaskStatus = TaskStatus.ARBITRATING,
+              trigger: Trigger | None = Trigger.REVIEW_CYCLE_BUDGET_EXHAUSTED,
               reviews: tuple[ImportedReview, ...] = (), rulings: tuple[ImportedRuling, ...] = (),
               row: bytes = b'{"id":1}', number: int = 1) -> ImportTask:
     return ImportTask(

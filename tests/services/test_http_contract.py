@@ -26,6 +26,10 @@ BEYOND_A_SCHEMA = {
     "expires_in": "a window longer than a century",
     "files": "an imported file named twice, or artifact.md, which the artifact's field carries",
     "votes.cast_at": "an imported vote's time RFC 3339 admits and no datetime holds (a leap second, the year 0)",
+    # The other imported records' own times, likewise a plain string in the document.
+    "entries.ts": "an imported thread entry's time that is no RFC 3339 datetime",
+    "reviews.posted_at": "an imported review's time that is no RFC 3339 datetime",
+    "rulings.posted_at": "an imported ruling's time that is no RFC 3339 datetime",
     "pendingTrigger": "an imported task's pending trigger without its arbitrating status, or that status without it",
     "deadline": "a deadline in the past, by the service's clock",
     "deadline_in": "a window longer than a century",

@@ -61,7 +61,8 @@ def tables(postgres_url: str) -> Iterator[str]:
 def _task(db: psycopg.Connection, **columns: object) -> int:
     names = ", ".join(columns)
     marks = ", ".join(["%s"] * len(columns))
-    return db.execute(f"INSERT INTO tasks ({names}) VALUES ({marks}) RETURNING id", list(columns.values())).fetchone()[0]
+    inserted = db.execute(f"INSERT INTO tasks ({names}) VALUES ({marks}) RETURNING id", list(columns.values()))
+    return inserted.fetchone()[0]
 
 
 def _review(db: psycopg.Connection, task: int, cycle: int, role: str, verdict: str, findings: int = 0,
@@ -122,7 +123,8 @@ def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tab
     assert all(outcomes[k].startswith("recorded") for k in "123"), outcomes
     assert outcomes["4"] is None
     again = json.loads(served.run("import", "--postgres", tables, "--json").stdout)
-    assert [r.get("outcome") for r in again["records"]] == [r.get("outcome") for r in first["records"]]  # answered as before
+    # The same rows again: the same commands, answered as the first time, nothing appended.
+    assert [r.get("outcome") for r in again["records"]] == [r.get("outcome") for r in first["records"]]
 
     shown = json.loads(served.run("task", "show", "1", "--project", "web", "--json").stdout)
     assert shown["status"] == "arbitrating" and shown["arbitrationPendingTrigger"] == "reviewer_contradiction"
