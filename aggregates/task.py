@@ -12,6 +12,7 @@ session ending without one).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import assert_never
 
 from athenaeum.aggregates.family import Family
@@ -29,6 +30,7 @@ from athenaeum.aggregates.task_checks import (
     require_status,
     require_title,
 )
+from athenaeum.aggregates.task_import import import_task
 from athenaeum.aggregates.task_review import conclude, post_review, record_verdict
 from athenaeum.aggregates.task_state import Task, TaskIds, evolve
 from athenaeum.events import Event
@@ -53,6 +55,7 @@ from athenaeum.events.task_commands import (
     ClaimTask,
     CreateTask,
     EndRoleSession,
+    ImportTask,
     PostReview,
     PostRuling,
     ResetTask,
@@ -85,6 +88,8 @@ def decide(state: Task | TaskIds | None, command: TaskCommand, context: Context)
             return end_role_session(in_project(state, command.project_id), command, context)
         case ResetTask():
             return reset(in_project(state, command.project_id), context)
+        case ImportTask():
+            return import_task(state, command, context)
     raise TypeError(f"not a task command: {command!r}")
 
 
@@ -190,4 +195,9 @@ def reset(task: Task, context: Context) -> list[Event]:
     return [Stamp(task.id, task.version, context)(TaskReset, by=context.actor, epoch=task.epoch + 1)]
 
 
-FAMILY = Family("task", aggregate_of, fold(evolve), decide)
+def reads(command: TaskCommand, state: Task | TaskIds | None) -> Sequence[str]:
+    """An import reads the counter, which it moves past the original's id."""
+    return (TASK_IDS,) if isinstance(command, ImportTask) else ()
+
+
+FAMILY = Family("task", aggregate_of, fold(evolve), decide, reads)

@@ -21,6 +21,7 @@ from athenaeum.events import Event
 from athenaeum.events.task import (
     ArbitrationRequested,
     Finding,
+    ImportedReview,
     ReviewConcluded,
     ReviewOutcome,
     ReviewPosted,
@@ -78,7 +79,7 @@ def record_verdict(task: Task, payload: TransitionPayload, context: Context) -> 
                                                   verdict=payload.verdict)]
 
 
-def revision_reason(reviews: Sequence[ReviewPosted]) -> str | None:
+def revision_reason(reviews: Sequence[ReviewPosted | ImportedReview]) -> str | None:
     """Why the cycle must be revised, or None when it is accepted: any request_changes, any
     reviewer with 4 or more findings, two reviewers with 2 or more each, or any BLOCKING
     finding; out_of_scope counts as clear."""
@@ -94,7 +95,7 @@ def revision_reason(reviews: Sequence[ReviewPosted]) -> str | None:
     return None
 
 
-def classify(reviews: Sequence[ReviewPosted]) -> ReviewOutcome:
+def classify(reviews: Sequence[ReviewPosted | ImportedReview]) -> ReviewOutcome:
     return ReviewOutcome.ACCEPT if revision_reason(reviews) is None else ReviewOutcome.REVISE
 
 

@@ -14,6 +14,7 @@ from athenaeum.events.task import (
     BuildReported,
     EngineeringStarted,
     Finding,
+    ImportedReview,
     ReviewConcluded,
     ReviewOutcome,
     ReviewPosted,
@@ -26,6 +27,7 @@ from athenaeum.events.task import (
     TaskCreated,
     TaskFailed,
     TaskIdIssued,
+    TaskImported,
     TaskIntegrated,
     TaskReset,
     TaskStatus,
@@ -49,7 +51,7 @@ class Task(AggregateState, tag="Task"):
     epoch: int = 0
     review_cycle_count: int = 0  # the current cycle's number; cycles count from 0
     reviewed_roles: tuple[str, ...] = ()  # who has reviewed the current cycle
-    reviews: tuple[ReviewPosted, ...] = ()  # the current cycle's, for its classification
+    reviews: tuple[ReviewPosted | ImportedReview, ...] = ()  # the current cycle's, for its classification
     last_reviewed: dict[int, ReviewedFinding] = {}  # the findings of the latest reviewed cycle
     next_finding_id: int = 1  # unique within the task, across epochs
     pending_trigger: Trigger | None = None
@@ -57,6 +59,7 @@ class Task(AggregateState, tag="Task"):
     ruled: tuple[Trigger, ...] = ()  # triggers ruled on in this epoch
     status_version: int = 0  # when the status last changed
     session_mark: int = 0  # when the last role session ended: a session spans from here
+    imported_sha256: str | None = None  # an imported task's rows: importing them again adds nothing
 
 
 def evolve(state: Task | TaskIds | None, event: Event) -> Task | TaskIds | None:
@@ -83,6 +86,8 @@ def _evolve_task(state: Task | None, event: Event) -> Task | None:
                 status_version=event.originator_version,
                 session_mark=event.originator_version,
             )
+        case TaskImported():
+            return _imported(event)
     if state is None:
         return None  # history before the creation is not a task; the audit reports it
     match event:
@@ -133,6 +138,34 @@ def _evolve_task(state: Task | None, event: Event) -> Task | None:
             )
             return _moved(fresh, event, TaskStatus.PENDING)
     return state
+
+
+def _imported(event: TaskImported) -> Task:
+    """Where the original's task stood: the reviews of its current cycle (while reviewing) and
+    the findings of the cycle before, which a contradiction or a ruling names."""
+    current = event.review_cycle_count
+    reviewing = event.status is TaskStatus.REVIEWING
+    reviews = tuple(r for r in event.reviews if r.cycle == current) if reviewing else ()
+    last = {f.id: ReviewedFinding(r.reviewer_role, f)
+            for r in event.reviews if r.cycle == current - 1 for f in r.findings}
+    issued = [f.id for r in event.reviews for f in r.findings]
+    return Task(
+        id=event.originator_id,
+        version=event.originator_version,
+        project_id=event.project_id,
+        review_cycle_budget=event.review_cycle_budget,
+        status=event.status,
+        review_cycle_count=current,
+        reviewed_roles=tuple(r.reviewer_role for r in reviews),
+        reviews=reviews,
+        last_reviewed=last,
+        next_finding_id=max(issued, default=0) + 1,
+        pending_trigger=event.pending_trigger,
+        ruled=tuple(r.trigger for r in event.rulings),
+        status_version=event.originator_version,
+        session_mark=event.originator_version,
+        imported_sha256=event.content_sha256,
+    )
 
 
 def status_set_by(events: Iterable[Event]) -> TaskStatus | None:

@@ -7,10 +7,12 @@ append as the task's creation.
 from __future__ import annotations
 
 import enum
+from datetime import datetime
 
 import msgspec
 
 from athenaeum.events.base import Event, family_id
+from athenaeum.events.imported import ImportedFile, ImportFinding
 
 TASK_IDS = family_id("task-ids", "counter")
 DEFAULT_REVIEW_CYCLE_BUDGET = 5
@@ -185,8 +187,58 @@ class TaskReset(Event, tag="TaskReset"):
     epoch: int  # the new epoch
 
 
+class ImportedReview(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A ``review_runs`` row of the original, with its ``review_findings`` (their ids as the
+    original issued them, unique across its tables, so unique within the task)."""
+
+    cycle: int
+    reviewer_role: str
+    verdict: Verdict
+    raw_markdown: str
+    findings: tuple[Finding, ...] = ()
+    posted_at: datetime
+
+
+class ImportedRuling(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """An ``arbitration_runs`` row of the original."""
+
+    trigger: Trigger
+    ruling: Ruling
+    ruling_markdown: str
+    contradiction_resolution: Resolution | None = None
+    posted_at: datetime
+
+
+class TaskImported(Event, tag="TaskImported"):
+    """A task of the original arbitrator's tables, recorded as found: where it stood (its
+    status, cycle, pending trigger), its reviews and rulings, the rows themselves as JSON, and
+    the rules its history breaks. From here it continues under the rules like any task."""
+
+    project_id: str
+    title: str
+    plan_path: str | None
+    review_cycle_budget: int
+    reviewer_roles: tuple[str, ...]
+    status: TaskStatus
+    review_cycle_count: int
+    build_status: BuildStatus | None
+    commit_sha: str | None
+    claimed_by: str | None
+    pending_trigger: Trigger | None
+    failure_reason: FailureReason | None
+    failure_detail: str
+    created_at: datetime | None
+    reviews: tuple[ImportedReview, ...]
+    rulings: tuple[ImportedRuling, ...]
+    source: str
+    content_sha256: str
+    files: tuple[ImportedFile, ...]
+    findings: tuple[ImportFinding, ...]
+
+
 TaskEvent = (
     TaskCreated
+    | TaskImported
     | TaskClaimed
     | EngineeringStarted
     | BuildReported

@@ -6,6 +6,7 @@ misspelt payload key or an over-long text is refused where the command is decode
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated
 
 import msgspec
@@ -14,10 +15,13 @@ from athenaeum.events.commands import Command
 from athenaeum.events.constraints import (
     FINDINGS_LIMIT, NON_BLANK, ROLES_LIMIT, Said, Text, listing, schema_only, texts,
 )
+from athenaeum.events.imported import ImportFindings, SourceFiles
 from athenaeum.events.task import (
     DEFAULT_REVIEW_CYCLE_BUDGET,
     BuildStatus,
     FailureReason,
+    ImportedReview,
+    ImportedRuling,
     Ruling,
     Severity,
     TaskStatus,
@@ -149,4 +153,35 @@ class ResetTask(OnTask, frozen=True):
     pass
 
 
-TaskCommand = CreateTask | ClaimTask | TransitionTask | PostReview | PostRuling | EndRoleSession | ResetTask
+REVIEWS_LIMIT = 10_000  # review runs of one imported task
+
+
+class ImportTask(OnTask, frozen=True):
+    """A task of the original arbitrator's PostgreSQL tables, as ``athenaeum import --postgres``
+    read it: where it stood, its reviews and rulings, its rows as JSON, and the rules its
+    history breaks (recorded, not refused). ``taskId`` is the original's id."""
+
+    task_id: Annotated[int, msgspec.Meta(ge=1)]
+    source: Said
+    title: Title
+    status: TaskStatus
+    plan_path: Said | None = None
+    review_cycle_budget: Annotated[int, msgspec.Meta(ge=0)] = DEFAULT_REVIEW_CYCLE_BUDGET
+    reviewer_roles: Annotated[list[Role], listing(ROLES_LIMIT, "roles")] = []
+    review_cycle_count: Annotated[int, msgspec.Meta(ge=0)] = 0
+    build_status: BuildStatus | None = None
+    commit_sha: Annotated[str, texts(COMMIT_SHA_LIMIT, "characters")] | None = None
+    claimed_by: Text | None = None
+    pending_trigger: Trigger | None = None
+    failure_reason: FailureReason | None = None
+    failure_detail: Annotated[str, texts(FAILURE_DETAIL_LIMIT, "characters")] = ""
+    created_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    reviews: Annotated[list[ImportedReview], listing(REVIEWS_LIMIT, "reviews")] = []
+    rulings: Annotated[list[ImportedRuling], listing(REVIEWS_LIMIT, "rulings")] = []
+    files: SourceFiles = []
+    findings: ImportFindings = []
+
+
+TaskCommand = (
+    CreateTask | ClaimTask | TransitionTask | PostReview | PostRuling | EndRoleSession | ResetTask | ImportTask
+)

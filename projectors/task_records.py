@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from athenaeum.events import Event
-from athenaeum.events.task import ReviewPosted, RulingPosted, TaskReset
+from athenaeum.events.task import ImportedReview, ImportedRuling, ReviewPosted, RulingPosted, TaskImported, TaskReset
 
 
 def _camelcase(name: str) -> str:
@@ -32,18 +32,36 @@ def reviews(events: Iterable[Event], cycle: int) -> dict[str, Any]:
     for event in events:
         if isinstance(event, TaskReset):
             runs = []
+        elif isinstance(event, TaskImported):
+            runs += [_review(event, review, review.posted_at) for review in event.reviews if review.cycle == cycle]
         elif isinstance(event, ReviewPosted) and event.cycle == cycle:
-            runs.append({
-                "id": event.originator_version,
-                "taskId": int(event.key),
-                "cycle": event.cycle,
-                "reviewerRole": event.reviewer_role,
-                "verdict": event.verdict.value,
-                "rawMarkdown": event.raw_markdown,
-                "findings": _renamed(msgspec.to_builtins(event.findings)),
-                "postedAt": msgspec.to_builtins(event.timestamp),
-            })
+            runs.append(_review(event, event, event.timestamp))
     return {"cycle": cycle, "runs": runs}
+
+
+def reviewed_cycles(events: Iterable[Event]) -> list[int]:
+    """The cycles with a review, imported or posted here."""
+    cycles = set()
+    for event in events:
+        if isinstance(event, TaskImported):
+            cycles |= {review.cycle for review in event.reviews}
+        elif isinstance(event, ReviewPosted):
+            cycles.add(event.cycle)
+    return sorted(cycles)
+
+
+def _review(event: Event, review: ReviewPosted | ImportedReview, at: Any) -> dict[str, Any]:
+    """A review run; an imported one's id is the version of its task's import."""
+    return {
+        "id": event.originator_version,
+        "taskId": int(event.key),
+        "cycle": review.cycle,
+        "reviewerRole": review.reviewer_role,
+        "verdict": review.verdict.value,
+        "rawMarkdown": review.raw_markdown,
+        "findings": _renamed(msgspec.to_builtins(review.findings)),
+        "postedAt": msgspec.to_builtins(at),
+    }
 
 
 def arbitrations(events: Iterable[Event]) -> dict[str, Any]:
@@ -52,18 +70,24 @@ def arbitrations(events: Iterable[Event]) -> dict[str, Any]:
     for event in events:
         if isinstance(event, TaskReset):
             epoch = event.epoch
+        elif isinstance(event, TaskImported):
+            runs += [_ruling(event, ruling, epoch, ruling.posted_at) for ruling in event.rulings]
         elif isinstance(event, RulingPosted):
-            runs.append({
-                "id": event.originator_version,
-                "taskId": int(event.key),
-                "epoch": epoch,
-                "trigger": event.trigger.value,
-                "ruling": event.ruling.value,
-                "rulingMarkdown": event.ruling_markdown,
-                "contradictionResolution": _renamed(msgspec.to_builtins(event.contradiction_resolution)),
-                "postedAt": msgspec.to_builtins(event.timestamp),
-            })
+            runs.append(_ruling(event, event, epoch, event.timestamp))
     return {"runs": runs}
+
+
+def _ruling(event: Event, ruling: RulingPosted | ImportedRuling, epoch: int, at: Any) -> dict[str, Any]:
+    return {
+        "id": event.originator_version,
+        "taskId": int(event.key),
+        "epoch": epoch,
+        "trigger": ruling.trigger.value,
+        "ruling": ruling.ruling.value,
+        "rulingMarkdown": ruling.ruling_markdown,
+        "contradictionResolution": _renamed(msgspec.to_builtins(ruling.contradiction_resolution)),
+        "postedAt": msgspec.to_builtins(at),
+    }
 
 
 def addendum(events: Iterable[Event], trigger: str) -> str | None:

@@ -25,6 +25,7 @@ from athenaeum.events.task import (
     TaskCompleted,
     TaskCreated,
     TaskFailed,
+    TaskImported,
     TaskIntegrated,
     TaskReset,
     VerdictRecorded,
@@ -55,9 +56,9 @@ def _apply(event: Event, current: Document) -> Document | None:
 project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 
 
-@_apply.register
-def _(event: TaskCreated, current: Document) -> Document:
-    created = {
+def _opened(event: TaskCreated | TaskImported) -> Document:
+    """A task as it starts: pending, nothing done (an imported one then says where it stood)."""
+    return {
         "id": int(event.key),
         "projectId": event.project_id,
         "title": event.title,
@@ -81,7 +82,33 @@ def _(event: TaskCreated, current: Document) -> Document:
         "completedAt": None,
         "progressLog": [],
     }
-    return _logged(event, created, f"created: {event.title}")
+
+
+@_apply.register
+def _(event: TaskCreated, current: Document) -> Document:
+    return _logged(event, _opened(event), f"created: {event.title}")
+
+
+@_apply.register
+def _(event: TaskImported, current: Document) -> Document:
+    reviewing = event.status.value == "reviewing"
+    verdicts = {r.reviewer_role: r.verdict.value
+                for r in event.reviews if reviewing and r.cycle == event.review_cycle_count}
+    where = {
+        "status": event.status.value,
+        "reviewCycleCount": event.review_cycle_count,
+        "reviewerVerdicts": verdicts,
+        "arbitrationPendingTrigger": event.pending_trigger.value if event.pending_trigger else None,
+        "claimedBy": event.claimed_by,
+        "buildStatus": event.build_status.value if event.build_status else None,
+        "commitSha": event.commit_sha,
+        "failureReason": event.failure_reason.value if event.failure_reason else None,
+        "failureDetail": event.failure_detail or None,
+        "createdAt": _to_builtins(event.created_at or event.timestamp),
+        "importedFrom": event.source,
+    }
+    return _logged(event, _opened(event) | where, f"imported from {event.source}: {event.title} "
+                                                  f"({event.status.value}, cycle {event.review_cycle_count})")
 
 
 @_apply.register

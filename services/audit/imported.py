@@ -7,17 +7,25 @@ from __future__ import annotations
 from athenaeum.events import Event
 from athenaeum.events.page import PageImported
 from athenaeum.events.ratification import RatificationImported
+from athenaeum.events.task import TaskImported
 from athenaeum.events.thread import ThreadImported
 from athenaeum.services.audit.findings import Finding, found_at
 from athenaeum.services.jetstream.entries import Entry
 
 
 def imported_findings(entry: Entry, event: Event) -> list[Finding]:
-    if not isinstance(event, RatificationImported | ThreadImported | PageImported):
+    if not isinstance(event, RatificationImported | ThreadImported | PageImported | TaskImported):
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",
-                 f"{event.source}/{finding.file}{'' if finding.line is None else f':{finding.line}'}: {finding.message} "
-                 f"(imported by {event.actor})")
+                 f"{_where(event, finding.file)}{'' if finding.line is None else f':{finding.line}'}: "
+                 f"{finding.message} (imported by {event.actor})")
         for finding in event.findings
     ]
+
+
+def _where(event: RatificationImported | ThreadImported | TaskImported, file: str) -> str:
+    """The file in the record's folder; for a task, the row in its database (``#<table>/<id>``)."""
+    if isinstance(event, TaskImported):
+        return f"{event.source.partition('#')[0]}#{file}"
+    return f"{event.source}/{file}"

@@ -20,7 +20,6 @@ from athenaeum.events.page import (
     THREADS_FOLDER, WIKI, WIKI_LOG, DocumentRead, PageImported, PendingAged, ReadinessReassessed,
 )
 from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
-from athenaeum.events.task import ReviewPosted
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
     imported_ratification,
@@ -205,8 +204,7 @@ def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event],
 
 def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path, str]:
     files = {folder / "task.json": _json(task), folder / "arbitrations.json": _json(task_records.arbitrations(events))}
-    cycles = sorted({e.cycle for e in events if isinstance(e, ReviewPosted)})
-    for cycle in cycles:
+    for cycle in task_records.reviewed_cycles(events):
         files[folder / "reviews" / f"cycle-{cycle}.json"] = _json(task_records.reviews(events, cycle))
     return files
 

@@ -1,4 +1,5 @@
-"""``athenaeum import PATH...``: the original tools' records, reported, then recorded as history."""
+"""``athenaeum import [PATH...] [--postgres URL]``: the original tools' records (their folders,
+the arbitrator's task tables), reported, then recorded as history."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import msgspec
 
+from athenaeum.services.cli.args import UsageError
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.importing import report
 from athenaeum.services.importing.run import records, send_all
@@ -19,7 +21,9 @@ DONE, FINDINGS, REFUSED = 0, 1, 1
 
 def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     verb = subparsers.add_parser("import", parents=[common], help="import the original tools' records as history")
-    verb.add_argument("paths", nargs="+", type=Path, metavar="PATH", help="where to look for the original layouts")
+    verb.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="where to look for the original layouts")
+    verb.add_argument("--postgres", metavar="URL",
+                      help="the original arbitrator's PostgreSQL database, whose task tables to import")
     verb.add_argument("--dry-run", action="store_true",
                       help="report what each record becomes and the rules it breaks; write nothing "
                            "(exit 1 when there are findings)")
@@ -35,7 +39,9 @@ def command_from(args: argparse.Namespace) -> None:
 
 def read_only(args: argparse.Namespace) -> int | None:
     """The dry run's report and exit code; None when the records are to be written."""
-    args.found, args.unknown, args.logs = records(args.paths)
+    if not args.paths and args.postgres is None:
+        raise UsageError("import: give a PATH to look under, or --postgres URL, or both")
+    args.found, args.unknown, args.logs = records(args.paths, args.postgres)
     if not args.dry_run:
         return None
     _show(args, None)

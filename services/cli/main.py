@@ -27,6 +27,7 @@ from athenaeum.events.commands import CommandRecord
 from athenaeum.services.cli import agent as cli_agent
 from athenaeum.services.cli import audit as cli_audit
 from athenaeum.services.cli import importing as cli_import
+from athenaeum.services.importing.task_tables import Unreadable
 from athenaeum.services.cli import page as cli_page
 from athenaeum.services.cli import quorum as cli_quorum
 from athenaeum.services.cli import ratify as cli_ratify
@@ -243,8 +244,14 @@ def _main(argv: list[str] | None) -> int:
             return failed(UNREACHABLE, f"cannot read the ledger: {error}", as_json)
     if args.family == "mcp":
         return _mcp(args, data_dir)
-    if args.family in cli_import.NAMES and (code := cli_import.read_only(args)) is not None:
-        return code  # a dry run: the report alone
+    if args.family in cli_import.NAMES:
+        try:
+            if (code := cli_import.read_only(args)) is not None:
+                return code  # a dry run: the report alone
+        except UsageError as error:
+            return failed(USAGE, f"{error}", as_json)
+        except Unreadable as error:
+            return failed(UNREACHABLE, f"cannot read the original's tables: {error}", as_json)
     try:
         query = _query(args)
         # Reading needs no identity, except to ask what waits on oneself.

@@ -48,6 +48,7 @@ from athenaeum.events.task_commands import (
     ClaimTask,
     CreateTask,
     EndRoleSession,
+    ImportTask,
     PostReview,
     PostRuling,
     ResetTask,
@@ -120,6 +121,8 @@ ROUTES = (
     Route("page", "reassess", ReassessPage, page.FAMILY, exposed=False),
     *_family(task.FAMILY, "task", create=CreateTask, claim=ClaimTask, transition=TransitionTask, review=PostReview,
              rule=PostRuling, session_ended=EndRoleSession, reset=ResetTask),
+    # A task of the original arbitrator's tables, recorded as found (``athenaeum import --postgres``).
+    Route("task", "import", ImportTask, task.FAMILY),
     Route("ledger", "checkpoint", RecordCheckpoint, ledger.FAMILY, exposed=False),
 )
 EXPOSED = tuple(route for route in ROUTES if route.exposed)

@@ -14,7 +14,7 @@ from athenaeum.events.imported import ImportFinding
 class Record(NamedTuple):
     family: str
     key: str
-    folder: Path
+    folder: Path | str  # a folder, or the database whose tables hold the record
     becomes: str | None  # the event it becomes; None: it cannot be imported
     status: str | None
     findings: list[ImportFinding]
@@ -22,6 +22,8 @@ class Record(NamedTuple):
 
 
 def where(record: Record, finding: ImportFinding) -> str:
+    if isinstance(record.folder, str):
+        return f"{record.folder}#{finding.file}"  # a table's row
     path = record.folder / finding.file
     return f"{path}:{finding.line}" if finding.line is not None else str(path)
 

@@ -17,7 +17,7 @@ from athenaeum.events import Event, event_registry
 from athenaeum.events.ratification import Caveat, Decision, HumanChoice, Mode, RatificationEvent
 from athenaeum.events.ratification_commands import CancelRatification
 from athenaeum.events.task import TaskEvent, TaskIdIssued, TaskStatus, Verdict
-from tests.aggregates import test_ratification_import, test_task
+from tests.aggregates import test_ratification_import, test_task, test_task_import
 from tests.aggregates.given import at, decided
 from tests.aggregates.test_ratification import decomposed, frozen, human, objection, split, vote
 
@@ -47,7 +47,8 @@ def samples() -> dict[str, Event]:
 
 def task_samples() -> dict[str, Event]:
     """One event of every task tag: a contradiction ruled, a completed task integrated, a
-    reviewer's verdict, and a session that changed nothing, failing its task, which is reset."""
+    reviewer's verdict, a session that changed nothing, failing its task, which is reset, and an
+    imported task."""
     ruled = test_task.contradicted()
     ruled += decided(task.FAMILY, ruled, test_task.rule(resolution=test_task.RESOLVED), at(5, "arbitrator"))
     done = test_task.at_review()
@@ -60,7 +61,8 @@ def task_samples() -> dict[str, Event]:
     idle += decided(task.FAMILY, idle, test_task.ended("engineer"), at(3))
     idle += decided(task.FAMILY, idle, test_task.RESET, at(6, "ops"))
     issued = decided(task.FAMILY, [], test_task.create(), at(0, "ops"))
-    return {event.tag: event for events in (issued, ruled, done, idle) for event in events}
+    imported = test_task_import.imported(reviews=(test_task_import.review(1, ids=(3,)),))
+    return {event.tag: event for events in (imported, issued, ruled, done, idle) for event in events}
 
 
 def matches_its_golden_file(golden: Path, found: dict[str, Event], tags: set[str]) -> None:

@@ -27,6 +27,10 @@ BEYOND_A_SCHEMA = {
     "files": "an imported file named twice, or artifact.md, which the artifact's field carries",
     "entries": "an imported closure without its sum or its crystallization: what an entry needs depends on its kind",
     "votes.cast_at": "an imported vote's time RFC 3339 admits and no datetime holds (a leap second, the year 0)",
+    # The other imported records' own times, likewise a plain string in the document.
+    "reviews.posted_at": "an imported review's time that is no RFC 3339 datetime",
+    "rulings.posted_at": "an imported ruling's time that is no RFC 3339 datetime",
+    "pendingTrigger": "an imported task's pending trigger without its arbitrating status, or that status without it",
     "deadline": "a deadline in the past, by the service's clock",
     "deadline_in": "a window longer than a century",
     "threshold": "k above the electorate's size, or neither k nor a preset",

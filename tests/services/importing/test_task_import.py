@@ -1,0 +1,154 @@
+"""``athenaeum import --postgres`` of the original arbitrator's task tables, end to end through
+the CLI against a real serve and a real PostgreSQL: the dry run names each broken rule by table
+and row; the import records each task as found, adds nothing the second time, continues live
+(an arbitrating task takes its ruling), replays as any task, and the audit warns."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.types.json import Jsonb
+
+from tests.postgres import with_options
+from tests.services.conftest import Served, until
+from tests.services.importing.test_ratification_import import LATER
+
+# The original's tables as its schema (server/src/schema/tables.ts) shapes them: the columns
+# the import reads, their types and checks; not its other tables.
+SCHEMA = """
+CREATE TABLE tasks (
+    id serial PRIMARY KEY, project_id text NOT NULL, title text NOT NULL, description text DEFAULT '',
+    source_path text, status text NOT NULL DEFAULT 'pending', claimed_by_agent_id uuid, claimed_at timestamp,
+    completed_at timestamp, review_cycle_count integer NOT NULL DEFAULT 0,
+    review_cycle_budget integer NOT NULL DEFAULT 5, reviewer_verdicts jsonb NOT NULL DEFAULT '{}'::jsonb,
+    build_status text NOT NULL DEFAULT 'pending', commit_sha text, arbitration_pending_trigger text,
+    arbitration_addendum_path text, failure_reason text, failure_detail text, created_at timestamp DEFAULT now());
+CREATE TABLE review_runs (
+    id serial PRIMARY KEY, task_id integer NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, cycle integer NOT NULL,
+    reviewer_role text NOT NULL, verdict text NOT NULL CHECK (verdict IN ('approve','request_changes','out_of_scope')),
+    raw_markdown text NOT NULL, posted_at timestamp NOT NULL DEFAULT now(), UNIQUE (task_id, cycle, reviewer_role));
+CREATE TABLE arbitration_runs (
+    id serial PRIMARY KEY, task_id integer NOT NULL REFERENCES tasks(id) ON DELETE CASCADE, trigger text NOT NULL,
+    ruling text NOT NULL, ruling_markdown text NOT NULL, contradiction_resolution jsonb,
+    posted_at timestamp NOT NULL DEFAULT now(), UNIQUE (task_id, trigger));
+CREATE TABLE review_findings (
+    id serial PRIMARY KEY, run_id integer NOT NULL REFERENCES review_runs(id) ON DELETE CASCADE,
+    severity text NOT NULL CHECK (severity IN ('BLOCKING','NOTE')), ordinal integer NOT NULL, file_path text,
+    line integer, title text NOT NULL, description text NOT NULL, evidence text, fix text);
+"""
+
+
+@pytest.fixture
+def tables(postgres_url: str) -> Iterator[str]:
+    """The original's tables in a schema of their own, filled with four tasks; the URL that reads them."""
+    schema = f"arbitrator_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"CREATE SCHEMA {schema}")
+    url = with_options(postgres_url, f"-csearch_path={schema}")
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(SCHEMA)
+        _fill(db)
+    yield url
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _task(db: psycopg.Connection, **columns: object) -> int:
+    names = ", ".join(columns)
+    marks = ", ".join(["%s"] * len(columns))
+    inserted = db.execute(f"INSERT INTO tasks ({names}) VALUES ({marks}) RETURNING id", list(columns.values()))
+    return inserted.fetchone()[0]
+
+
+def _review(db: psycopg.Connection, task: int, cycle: int, role: str, verdict: str, findings: int = 0,
+            at: str = "2026-05-01 10:00") -> list[int]:
+    run = db.execute("INSERT INTO review_runs (task_id, cycle, reviewer_role, verdict, raw_markdown, posted_at) "
+                     "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id", (task, cycle, role, verdict, "# review", at)
+                     ).fetchone()[0]
+    return [db.execute("INSERT INTO review_findings (run_id, severity, ordinal, title, description) "
+                       "VALUES (%s, 'NOTE', %s, %s, 'why') RETURNING id", (run, n, f"finding {n}")).fetchone()[0]
+            for n in range(1, findings + 1)]
+
+
+def _fill(db: psycopg.Connection) -> None:
+    # 1: arbitrating on a contradiction between two findings of cycle 1: waits for its ruling.
+    one = _task(db, project_id="web", title="Add login", status="arbitrating", review_cycle_count=1,
+                review_cycle_budget=5, arbitration_pending_trigger="reviewer_contradiction", build_status="clean",
+                commit_sha="abc123")
+    _review(db, one, 0, "security", "request_changes", 1)
+    _review(db, one, 1, "security", "request_changes", 2, at="2026-05-02 10:00")
+    # 2: past its budget and completed without a ruling; a review of cycle 3 of a task at cycle 2.
+    two = _task(db, project_id="web", title="Cache pages", status="completed", review_cycle_count=2,
+                review_cycle_budget=1)
+    _review(db, two, 3, "style", "approve")
+    # 3: a rule ruling naming findings of no reviewed cycle.
+    three = _task(db, project_id="web", title="Split module", status="revising", review_cycle_count=1)
+    found = _review(db, three, 0, "security", "request_changes", 2)
+    db.execute("INSERT INTO arbitration_runs (task_id, trigger, ruling, ruling_markdown, contradiction_resolution, "
+               "posted_at) VALUES (%s, 'reviewer_contradiction', 'rule', '# ruled', %s, '2026-05-03 10:00')",
+               (three, Jsonb({"upheldFindingId": found[0], "retiredFindingId": 999, "rationale": "first wins"})))
+    # 4: the legacy status no FSM of Athenaeum's knows.
+    _task(db, project_id="web", title="Old loop", status="cycle")
+
+
+def test_a_dry_run_names_each_broken_rule_by_table_and_row(served: Served, tables: str) -> None:
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    by_id = {r["id"]: r for r in report["records"]}
+    assert [by_id[k]["becomes"] for k in "1234"] == ["TaskImported"] * 3 + [None]
+    assert by_id["1"]["status"] == "arbitrating" and not by_id["1"]["findings"]
+    at = {(f["code"], f["at"].split("#")[1]) for r in report["records"] for f in r["findings"]}
+    assert ("illegal_transition", "tasks/2") in at  # left arbitrating (past the budget) with no ruling
+    assert any(code == "illegal_transition" and where.startswith("review_runs/") for code, where in at)
+    assert any(code == "finding_mismatch" and where.startswith("arbitration_runs/") for code, where in at)
+    assert ("invalid", "tasks/4") in at
+    assert "password" not in done.stdout and all(r["source"].startswith("postgres://") for r in report["records"])
+    nothing = served.run("import", "--dry-run")
+    assert nothing.returncode == 2 and "--postgres" in nothing.stderr
+    unreachable = served.run("import", "--postgres", tables.replace("/test?", "/missing?"), "--dry-run")
+    assert unreachable.returncode == 3 and "postgres://" in unreachable.stderr, unreachable.stderr
+    listed = served.run("task", "list", "--project", "web", "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout) == {"tasks": []}, listed.stdout  # nothing written
+
+
+def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tables: str, tmp_path: Path) -> None:
+    first = json.loads(served.run("import", "--postgres", tables, "--json").stdout)
+    outcomes = {r["id"]: r.get("outcome") for r in first["records"]}
+    assert all(outcomes[k].startswith("recorded") for k in "123"), outcomes
+    assert outcomes["4"] is None
+    again = json.loads(served.run("import", "--postgres", tables, "--json").stdout)
+    # The same rows again: the same commands, answered as the first time, nothing appended.
+    assert [r.get("outcome") for r in again["records"]] == [r.get("outcome") for r in first["records"]]
+
+    shown = json.loads(served.run("task", "show", "1", "--project", "web", "--json").stdout)
+    assert shown["status"] == "arbitrating" and shown["arbitrationPendingTrigger"] == "reviewer_contradiction"
+    # The arbitrating task takes its ruling, as any task; a created task takes a number past the imported.
+    (tmp_path / "ruling.md").write_text("Approved as built.\n")
+    ruled = served.run("task", "rule", "1", "--trigger", "reviewer_contradiction", "--ruling", "approve",
+                       "--markdown-file", str(tmp_path / "ruling.md"), "--project", "web", actor="arbitrator")
+    assert ruled.returncode == 0, ruled.stderr + ruled.stdout
+    shown = until(lambda: json.loads(served.run("task", "show", "1", "--project", "web", "--json").stdout),
+                  lambda s: s["status"] == "completed")
+    assert shown["status"] == "completed"
+    created = served.run("task", "create", "--title", "New work", "--project", "web", "--json", actor="ops")
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["id"] == 4
+
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    written = out / "tasks" / "3"
+    assert json.loads((written / "task.json").read_text())["status"] == "revising"
+    assert [run["verdict"] for run in json.loads((written / "reviews" / "cycle-0.json").read_text())["runs"]] == [
+        "request_changes"]
+    assert json.loads((written / "arbitrations.json").read_text())["runs"][0]["ruling"] == "rule"
+    audit = json.loads(served.run("audit", "--json").stdout)
+    warned = {f["code"]: f["message"] for f in audit["findings"] if f["severity"] == "WARN"}
+    assert {"imported_illegal_transition", "imported_finding_mismatch"} <= set(warned), audit["findings"]
+    assert "#arbitration_runs/" in warned["imported_finding_mismatch"], warned
+    assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
