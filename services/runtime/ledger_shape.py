@@ -34,7 +34,7 @@ from athenaeum.services.jetstream.client import STREAM_NOT_FOUND, JetStreamClien
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory, stream_config
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.subjects import StreamSubjects
-from athenaeum.services.views.bucket import bucket_of
+from athenaeum.services.views.bucket import bucket_stream
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
 
@@ -56,12 +56,10 @@ def configured_ledger() -> tuple[str, int]:
 def expected_streams(stream: str, replicas: int) -> list[tuple[dict[str, object], bool]]:
     """Each stream of the ledger as serve makes it, and whether it keeps history (its messages
     lost are history lost) rather than data made again from the ledger."""
-    bucket = bucket_of(stream)
     plain = {"storage": "file", "retention": "limits", "num_replicas": replicas}
     timers = plain | {"name": f"{stream}_TIMERS", "subjects": [f"{stream}_TIMERS.>"], "allow_msg_schedules": True}
-    # As nats-py's create_key_value makes it for a history of 1: any other shape makes it fail.
-    views = plain | {"name": f"KV_{bucket}", "subjects": [f"$KV.{bucket}.>"], "max_msgs_per_subject": 1,
-                     "deny_delete": True, "allow_rollup_hdrs": True, "allow_msg_ttl": True, "discard": "new"}
+    # As the bucket makes it: any other shape makes a KV client fail.
+    views = bucket_stream(stream, replicas)
     return [(stream_config(stream, replicas, immutable=True), True),
             (stream_config(f"{stream}_SNAPSHOTS", replicas, immutable=True), False),
             (timers, False), (views, False)]

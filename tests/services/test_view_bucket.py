@@ -243,3 +243,16 @@ def test_an_auditor_reads_the_whole_bucket_with_message_gets_alone(nats_server: 
     assert got == watched and len(got) == 10 and missing is None
     assert got["pending.gone"].value is None and got["pending.agent-0"].position == 119 - 119 % 7
     assert got["pending.unstamped"].position == got["pending.odd"].position == 0  # no position said, or none readable
+
+
+def test_a_new_bucket_on_one_replica_does_not_wait_for_the_disk(nats_server: NatsServer) -> None:
+    """Made again from the views at every start, the bucket is written without an fsync per put
+    (the ledger keeps them); a KV client still binds to it, and reads and watches it."""
+    async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[str | None, bytes]:
+        await bucket.put(3, [Change("ratifications", "adr-7", {"status": "open"})])
+        info = await bucket.js.stream_info(bucket.stream)
+        return info.config.persist_mode, (await kv.get("ratifications.adr-7")).value
+
+    mode, value = with_bucket(nats_server.url, scenario)
+    assert mode == "async"
+    assert value == b'{"status":"open"}'
