@@ -15,7 +15,9 @@ and while the 32 clients vote; and a vote's latency while 32 reads at a time flo
 service (from a process of its own) against the same votes idle. The floor
 line is what any command over NATS costs before deciding anything: a request to a service that
 makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
-a process of their own, as a deployment and its agents do.
+a process of their own, as a deployment and its agents do. The CPU lines say what each process
+(nats-server, serve, the clients) spent per raw publish and per sequential vote: on a machine of
+N cores, no command rate passes N / (the CPU all spend on one).
 """
 
 from __future__ import annotations
@@ -28,11 +30,12 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import msgspec
 import nats
+import psutil
 
 from athenaeum.aggregates.ratification import sha256_of
 from athenaeum.events.fleet_commands import RegisterAgent
@@ -88,9 +91,12 @@ async def floor_rates(url: str, count: int, clients: int, key: str) -> tuple[flo
 
 
 @contextlib.asynccontextmanager
-async def running(*command: str) -> AsyncIterator[str]:
-    """A process, from its ready line (its first) until it is stopped on leaving."""
+async def running(*command: str, pid: list[int] | None = None) -> AsyncIterator[str]:
+    """A process, from its ready line (its first) until it is stopped on leaving; its id is
+    put in ``pid``, if given."""
     process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
+    if pid is not None:
+        pid.append(process.pid)
     try:
         assert process.stdout is not None
         yield (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
@@ -242,6 +248,27 @@ async def read_latencies(client: AthenaeumClient, count: int, until: asyncio.Fut
     return consistent, unsynchronised
 
 
+class CpuMeter:
+    """The CPU time (user and system) serve, its nats-server and this process (the clients)
+    spend: where a figure's time goes, and how far two cores can take it."""
+
+    def __init__(self, serve_pid: int) -> None:
+        serve = psutil.Process(serve_pid)
+        server = next(child for child in serve.children() if "nats-server" in child.name())
+        self.processes = {"nats-server": server, "serve": serve, "clients": psutil.Process()}
+
+    def read(self) -> dict[str, float]:
+        return {name: sum(process.cpu_times()[:2]) for name, process in self.processes.items()}
+
+    @contextlib.contextmanager
+    def per(self, count: list[int], into: dict[str, float]) -> Iterator[None]:
+        """Fill ``into`` with each process's CPU milliseconds per unit of work done inside, of
+        which there were ``count[0]`` once it is done."""
+        before = self.read()
+        yield
+        into.update({name: (spent - before[name]) * 1000 / max(count[0], 1) for name, spent in self.read().items()})
+
+
 def percentiles(latencies: list[float]) -> tuple[float, float]:
     """p50 and p99, in milliseconds."""
     quantiles = statistics.quantiles(latencies, n=100)
@@ -254,16 +281,20 @@ async def run(count: int, clients: int) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--humans", HUMAN)
-        async with running(*serve) as ready:
+        serve_pid: list[int] = []
+        async with running(*serve, pid=serve_pid) as ready:
             url = ready.split("nats=")[1].split()[0]
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
-            raw = await raw_rate(url, count, service)
+            meter, raw_cpu, vote_cpu = CpuMeter(serve_pid[0]), {}, {}
+            with meter.per([count], raw_cpu):
+                raw = await raw_rate(url, count, service)
             floor, floor_concurrent = await floor_rates(url, count, clients, service)
             # Each client, nine agents of its own voting on its own ratifications, on a connection each.
             fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
             agents = await enrolled(url, home, [*ROSTER, *(name for roster in fleet for name in roster), "ops"])
             first = agents[ROSTER[0]]
-            sequential = await sequential_rate(agents, count, "sequential")
+            with meter.per([count], vote_cpu):
+                sequential = await sequential_rate(agents, count, "sequential")
             per_client = max(count // clients, 2)
             casts = []
             for n, roster in enumerate(fleet):
@@ -296,6 +327,9 @@ async def run(count: int, clients: int) -> None:
         "accepted votes/s, sequential, signed", sequential, unsigned, sequential / unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
+    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", vote_cpu)):
+        print("{:<44} {}   all {:.2f}".format(name, "   ".join(f"{process} {ms:.2f}" for process, ms in spent.items()),
+                                                sum(spent.values())))
     (idle50, idle99), (flood50, flood99) = percentiles(idle_votes), percentiles(flooded_votes)
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms   idle p50 {:.2f} ms   p99 {:.2f} ms   p50 ratio {:.2f}x".format(
         f"vote latency, {clients} reads in flight", flood50, flood99, idle50, idle99, flood50 / idle50))

@@ -111,9 +111,9 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         guard = await LedgerGuard.open(url.split(","), nats_key, stream, replicas, anchors, store)
         stack.push_async_callback(guard.close)
         await guard.check()  # before anything could make an empty ledger where one was
-        supervisor = None
+        supervisor, restarted = None, [guard.check_soon]  # what a server started again calls for
         if server is not None:  # started again if it exits; stopped watching before it is stopped
-            supervisor = ServerSupervisor(server, stop, on_restart=guard.check_soon).watch()
+            supervisor = ServerSupervisor(server, stop, on_restart=lambda: [then() for then in restarted]).watch()
             stack.callback(supervisor.close)
         env = {
             "PERSISTENCE_MODULE": "athenaeum.services.jetstream",
@@ -156,6 +156,7 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
             stack.push_async_callback(bucket.close)  # once the projector below has stopped putting
             await bucket.catch_up(store.position(PROJECTION) or 0)
+            restarted.append(bucket.repair_soon)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()
 
             # Off the loop: the projector's thread may be waiting on this loop for a KV put.

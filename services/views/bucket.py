@@ -30,7 +30,9 @@ import msgspec
 from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.api import StreamConfig
-from nats.js.errors import APIError, NotFoundError
+from nats.errors import NoRespondersError
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.errors import APIError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KV_DEL, KV_OP
 
 from athenaeum.projectors.views import Change
@@ -50,6 +52,7 @@ WRITE_ATTEMPTS = 100
 REPAIR_WAITS = (1, 2, 5, 10, 30) + (60,) * 120  # seconds: for about two hours
 WRITTEN_KEPT = 100_000  # keys whose last entry written here is remembered
 log = logging.getLogger(__name__)
+JETSTREAM_AWAY = (ServiceUnavailableError, NoRespondersError, NatsTimeout)
 
 
 def bucket_of(stream: str) -> str:
@@ -136,9 +139,14 @@ class ViewBucket:
             entries, self._waiting = self._waiting, {}
             try:
                 await self._write_all(entries)
+            except JETSTREAM_AWAY as error:
+                # For a moment (the server reloading its accounts for a key just registered, say):
+                # no fault to trace, and the reconciliation mends what it missed.
+                log.warning("JetStream did not take view changes for %s (%r); reconciling soon", self.stream, error)
+                self.repair_soon()
             except Exception:  # noqa: BLE001
                 log.exception("could not mirror view changes into %s", self.stream)
-                self._repair_soon()
+                self.repair_soon()
 
     async def _write_all(self, entries: dict[str, tuple[int, bytes | None]]) -> None:
         failures = [outcome for outcome in await asyncio.gather(
@@ -154,7 +162,10 @@ class ViewBucket:
             while task is not None and not task.done():
                 await asyncio.shield(task)
 
-    def _repair_soon(self) -> None:
+    def repair_soon(self) -> None:
+        """Reconcile the bucket with the views shortly, and again until it works: after a put
+        that failed, or a server started again (which may have lost the last puts it acknowledged
+        before they reached its disk: see ``open``)."""
         self._failed_again = True
         if self.repair is None or self.repair.done():
             self.repair = self.loop.create_task(self._reconcile())
@@ -260,7 +271,7 @@ class ViewBucket:
                     await self._repair(key, documents.get(key), position, over=entry)
         except Exception:  # noqa: BLE001  the bucket away: a reconciliation compares everything later
             log.exception("comparing KV entries with the views")
-            self._repair_soon()
+            self.repair_soon()
 
     async def _repair(self, key: str, value: bytes | None, position: int, over: Entry | None = None) -> None:
         """A reconciliation's write, counted for the operators' metrics."""
