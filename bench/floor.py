@@ -10,6 +10,7 @@ import sys
 
 import msgspec
 import nats
+import uvloop
 from nats import micro
 
 
@@ -32,4 +33,4 @@ async def serve(url: str, key: str | None) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))
+    uvloop.run(serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None))  # serve's loop, as serve runs on
