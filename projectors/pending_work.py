@@ -59,7 +59,14 @@ def _order(item: Item) -> tuple[str, str, str]:
 def pending_projector(kind: str, apply: Callable[[Any, Pending], None]) -> Projector:
     """The projector of one family's items: ``apply`` edits them through a ``Pending``."""
 
+    # A singledispatch function: its fallback (for other families' events) edits nothing, so
+    # such an event is passed over without reading anyone's items.
+    dispatch = getattr(apply, "dispatch", None)
+    fallback = dispatch(object) if dispatch is not None else None
+
     def project(event: Any, lookup: Lookup) -> list[Change]:
+        if dispatch is not None and dispatch(type(event)) is fallback:
+            return []
         pending = Pending(lookup, kind)
         apply(event, pending)
         return pending.changes()

@@ -48,6 +48,8 @@ def escape(text: str, marker: str = "~") -> str:
 def unescape(token: str) -> str:
     if token == EMPTY_TOKEN:
         return ""
+    if "~" not in token:  # most ids: nothing to undo (the audit reads two a position)
+        return token
     raw = bytearray()
     position = 0
     for match in _ESCAPE.finditer(token):
