@@ -17,6 +17,7 @@ from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
 from athenaeum.services.mcp import tools
 from athenaeum.services.mcp.changes import Listening, Subscriptions
+from athenaeum.services.mcp.listing import BadCursor, resources_page
 from athenaeum.services.mcp.resources import MARKDOWN, TEMPLATES, UnknownResource, record_of
 from athenaeum.services.views.bucket import bucket_of
 
@@ -26,7 +27,8 @@ INSTRUCTIONS = (
     "dialogue threads, canon pages, review tasks. Call `check` first: it lists what waits on you, each item "
     "with the tool call that acts on it. Every other tool is one command or read; a refusal is a tool error "
     "whose `error.code` is the rule broken (PROTOCOLS.md), with the field at fault, and nothing was written. "
-    "The rendered records are resources (resource templates), which notify you when they change."
+    "The rendered records are resources (listed, and reached by resource templates), which notify you when they "
+    "change."
 )
 
 
@@ -56,7 +58,13 @@ def mcp_server(caller: Caller, nc: Client) -> Server[Any]:
         return await tools.call(caller.client(ctx), caller.agent(ctx), params.name, params.arguments)
 
     async def list_resources(ctx: Context, params: types.PaginatedRequestParams | None) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[])  # every record is reached by a template
+        try:
+            return await resources_page(caller.client(ctx), params.cursor if params else None)
+        except BadCursor as bad:
+            raise MCPError(types.INVALID_PARAMS, str(bad), {"code": "invalid", "field": "cursor",
+                                                            "message": str(bad)}) from None
+        except (Unreachable, LookupError) as error:
+            raise MCPError(types.INTERNAL_ERROR, str(error), {"code": "unavailable", "message": str(error)}) from None
 
     async def list_templates(ctx: Context, params: types.PaginatedRequestParams | None
                              ) -> types.ListResourceTemplatesResult:

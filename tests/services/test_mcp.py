@@ -133,6 +133,8 @@ async def test_an_agent_runtime_lists_the_tools_and_ratifies_through_them(served
         assert (await ok(bob, "ratification_show", topic="adr-mcp"))["status"] == "ratified"
         listing = await ok(bob, "ratification_list", status="ratified")
         assert [row["topic"] for row in listing["items"]] == ["adr-mcp"]
+        listed = await every_resource(alice)
+        assert {manifest, "athenaeum://ratifications/adr-mcp/ratified.md"} <= set(listed)
         templates = (await alice.list_resource_templates()).resource_templates
         assert "athenaeum://ratifications/{topic}/{record}.md" in {t.uri_template for t in templates}
         with pytest.raises(MCPError) as missing:
@@ -216,6 +218,24 @@ async def test_a_discussion_becomes_canon_through_the_gateway_and_a_humans_stdio
         assert block.splitlines()[:2] == ["rev: v1", "lifecycle: canonical"]
         page = (await bob.read_resource(f"athenaeum://pages/wiki/{PAGE}")).contents[0].text
         assert page == f"---\n{block}---\n\n{recognized['events'][2]['content']}"
+
+        listed = await every_resource(bob)
+        assert {thread, f"athenaeum://pages/{PAGE}", f"athenaeum://consensus/{PAGE}"} <= set(listed)
+        assert (await bob.read_resource(f"athenaeum://pages/{PAGE}")).contents[0].text == page
+        with pytest.raises(MCPError) as bad:
+            await bob.list_resources(cursor="not one of ours")
+        assert bad.value.data["field"] == "cursor"
+
+
+async def every_resource(client: Client) -> list[str]:
+    """The URIs ``resources/list`` gives, page after page (bounded: a cursor that never ends fails)."""
+    uris, cursor = [], None
+    for _ in range(100):
+        page = await client.list_resources(cursor=cursor, cache_mode="bypass")
+        uris += [str(resource.uri) for resource in page.resources]
+        if (cursor := page.next_cursor) is None:
+            return uris
+    raise AssertionError("resources/list never gave its last page")
 
 
 def test_without_a_deployment_or_a_name_the_server_says_so_and_exits(tmp_path: Path) -> None:
