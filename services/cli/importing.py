@@ -41,6 +41,11 @@ def read_only(args: argparse.Namespace) -> int | None:
     """The dry run's report and exit code; None when the records are to be written."""
     if not args.paths and args.postgres is None:
         raise UsageError("import: give a PATH to look under, or --postgres URL, or both")
+    # A path that is not there is a mistyped argument, not an empty history: importing "nothing"
+    # from it would pass silently. (A file there of no known layout is listed as unknown.)
+    missing = [str(path) for path in args.paths if not path.exists()]
+    if missing:
+        raise UsageError(f"PATH: {', '.join(missing)}: no such file or directory; nothing is imported")
     args.found, args.unknown, args.logs = records(args.paths, args.postgres)
     if not args.dry_run:
         return None
@@ -52,14 +57,14 @@ def write(args: argparse.Namespace, send: Callable) -> int:
     with progress("importing", len(args.found)) as advance:
         outcomes = send_all(args.found, send, advance)
     _show(args, outcomes)
-    return REFUSED if any(outcome.startswith("refused") for outcome in outcomes.values()) else DONE
+    return REFUSED if any(outcome and outcome.startswith("refused") for outcome in outcomes) else DONE
 
 
-def _show(args: argparse.Namespace, outcomes: dict[str, str] | None) -> None:
+def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:
     if args.json:
         print(msgspec.json.encode(report.as_json(args.found, args.unknown, args.logs, outcomes)).decode())
         return
     for line in report.as_text(args.found, args.unknown, args.logs):
         print(line)
-    for key, outcome in (outcomes or {}).items():
-        print(f"{key}: {outcome}")
+    for line in report.outcome_lines(args.found, outcomes or []):
+        print(line)

@@ -20,6 +20,12 @@ class Record(NamedTuple):
     findings: list[ImportFinding]
     command: Any  # the command that imports it, if it can be
 
+    @property
+    def ref(self) -> str:
+        """Its name in the report, unique across families: task 7 and thread 7 are ``task:7``
+        and ``thread:7``."""
+        return f"{self.family}:{self.key}"
+
 
 def where(record: Record, finding: ImportFinding) -> str:
     if isinstance(record.folder, str):
@@ -28,14 +34,15 @@ def where(record: Record, finding: ImportFinding) -> str:
     return f"{path}:{finding.line}" if finding.line is not None else str(path)
 
 
-def as_json(records: list[Record], unknown: list[Path], logs: list[Path], outcomes: dict[str, str] | None
+def as_json(records: list[Record], unknown: list[Path], logs: list[Path], outcomes: list[str | None] | None
             ) -> dict[str, Any]:
+    """The report; ``outcomes`` (once written) lie in the records' order, one to a record."""
     return {
         "records": [
-            {"family": r.family, "id": r.key, "source": str(r.folder), "becomes": r.becomes, "status": r.status,
-             "findings": [msgspec.to_builtins(f) | {"at": where(r, f)} for f in r.findings]}
-            | ({"outcome": outcomes.get(r.key)} if outcomes is not None else {})
-            for r in records
+            {"family": r.family, "id": r.key, "key": r.ref, "source": str(r.folder), "becomes": r.becomes,
+             "status": r.status, "findings": [msgspec.to_builtins(f) | {"at": where(r, f)} for f in r.findings]}
+            | ({"outcome": outcomes[n]} if outcomes is not None else {})
+            for n, r in enumerate(records)
         ],
         "unknown": [str(path) for path in unknown],
         "logs": [str(path) for path in logs],
@@ -48,7 +55,7 @@ def as_text(records: list[Record], unknown: list[Path], logs: list[Path]) -> lis
     lines = []
     for record in records:
         becomes = f"becomes {record.becomes} ({record.status})" if record.becomes else "cannot be imported"
-        lines.append(f"{record.family} {record.key} ({record.folder}): {becomes}")
+        lines.append(f"{record.ref} ({record.folder}): {becomes}")
         lines += [f"  {where(record, f)}: {f.code}: {f.message}" for f in record.findings]
     lines += [f"unknown: {path}" for path in unknown]
     lines += [f"log: {path} (the wiki's log: not a record; replay writes it anew from the threads' entries)"
@@ -56,3 +63,8 @@ def as_text(records: list[Record], unknown: list[Path], logs: list[Path]) -> lis
     total = sum(len(r.findings) for r in records)
     lines.append(f"{len(records)} records, {total} findings, {len(unknown)} unknown files")
     return lines
+
+
+def outcome_lines(records: list[Record], outcomes: list[str | None]) -> list[str]:
+    """What became of each record sent, by its name in the report."""
+    return [f"{record.ref}: {outcome}" for record, outcome in zip(records, outcomes) if outcome is not None]

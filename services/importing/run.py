@@ -58,16 +58,19 @@ def _thread_status(command: ImportThread | None) -> str | None:
 
 
 def send_all(found: list[Record], send: Callable[[Command], Reply],
-             advance: Callable[[int], None] = lambda done: None) -> dict[str, str]:
-    """Each importable record sent; what became of each, by key: the position it was recorded
-    at, ``unchanged`` when it was imported before, or the refusal."""
-    outcomes: dict[str, str] = {}
+             advance: Callable[[int], None] = lambda done: None) -> list[str | None]:
+    """Each importable record sent; what became of each, in the records' order (not by key: two
+    records may share one, as two wikis' pages of one path): the position it was recorded at,
+    ``unchanged`` when it was imported before, or the refusal; None for one not sent."""
+    outcomes: list[str | None] = []
     for done, record in enumerate(found, start=1):
+        outcome = None
         if record.command is not None:
             reply = send(record.command)
             if reply.ok:
-                outcomes[record.key] = f"recorded at {reply.position}" if reply.position else "unchanged"
+                outcome = f"recorded at {reply.position}" if reply.position else "unchanged"
             elif reply.error is not None:
-                outcomes[record.key] = f"refused: {reply.error.code}: {reply.error.message}"
+                outcome = f"refused: {reply.error.code}: {reply.error.message}"
+        outcomes.append(outcome)
         advance(done)
     return outcomes

@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 from tests.postgres import with_options
 from tests.services.conftest import Served, until
 from tests.services.importing.test_ratification_import import LATER
+from tests.services.importing.trees import thread
 
 # The original's tables as its schema (server/src/schema/tables.ts) shapes them: the columns
 # the import reads, their types and checks; not its other tables.
@@ -152,3 +153,26 @@ def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tab
     assert {"imported_illegal_transition", "imported_finding_mismatch"} <= set(warned), audit["findings"]
     assert "#arbitration_runs/" in warned["imported_finding_mismatch"], warned
     assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
+
+
+def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Served, tables: str,
+                                                                     tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    folder = thread(root, "1", [{"author": "alice"}, {"author": "bob", "v": {"N": 0.5, "C": 0.5, "R": 0.5}}])
+    opening = folder / "thread.md"  # a slug of digits is a string only quoted, in YAML
+    opening.write_text(opening.read_text().replace("slug: 1\n", "slug: '1'\n"))
+    done = served.run("import", str(root), "--postgres", tables, "--json")
+    assert done.returncode == 0, done.stderr
+    by_key = {r["key"]: r for r in json.loads(done.stdout)["records"]}
+    assert {"thread:1", "task:1", "task:4"} <= set(by_key), by_key
+    assert by_key["thread:1"]["family"] == "thread" and by_key["task:1"]["family"] == "task"
+    assert by_key["thread:1"]["outcome"].startswith("recorded") and by_key["task:1"]["outcome"].startswith("recorded")
+    assert by_key["thread:1"]["outcome"] != by_key["task:1"]["outcome"]  # each its own position
+    assert by_key["task:4"]["outcome"] is None  # not importable: nothing sent, nothing borrowed
+    again = served.run("import", str(root), "--postgres", tables)  # the text names each by family too
+    assert again.returncode == 0, again.stderr
+    # (the same commands again: each answered as the first time, with its own position)
+    said = {f"{key}: {by_key[key]['outcome']}" for key in ("thread:1", "task:1")}
+    assert said <= set(again.stdout.splitlines()), again.stdout
+    shown = json.loads(served.run("thread", "show", "1", "--json").stdout)
+    assert len(shown["entries"]) == 2
