@@ -10,15 +10,18 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import page_file, ratification_folder, task_tables, thread_folder
+from athenaeum.services.importing import page_file, quorum_file, ratification_folder, task_tables, thread_folder
 from athenaeum.services.importing.discovery import discover
+from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Record
 
 
-def records(paths: Iterable[Path], postgres: str | None = None) -> tuple[list[Record], list[Path], list[Path]]:
+def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
+            ) -> tuple[list[Record], list[Path], list[Path]]:
     """Every record found under ``paths`` and in the original arbitrator's tables at the
-    ``postgres`` URL, read and judged; the unknown files; the files known but no record (the
-    wikis' logs, which ``replay`` writes anew from the threads' entries)."""
+    ``postgres`` URL, read and judged (an open proposal with the electorate and deadline
+    ``open_ones`` gives it); the unknown files; the files known but no record (the wikis' logs,
+    which ``replay`` writes anew from the threads' entries)."""
     found = discover(paths)
     read: list[Record] = []
     unknown = list(found.unknown)
@@ -40,13 +43,18 @@ def records(paths: Iterable[Path], postgres: str | None = None) -> tuple[list[Re
             continue
         read.append(Record("page", page.key, file.wiki, "PageImported" if page.command else None,
                            page.command.lifecycle.value if page.command else None, list(page.findings), page.command))
+    for file in found.quorums:
+        proposal = quorum_file.read(file, open_ones)
+        command = proposal.command
+        read.append(Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
+                           command.status.value if command else None, list(proposal.findings), command))
     if postgres is not None:
         where = task_tables.database(postgres)
         for task in task_tables.read(postgres):
             command = task.command
             read.append(Record("task", task.key, where, "TaskImported" if command else None,
                                command.status.value if command else None, list(task.findings), command))
-    return read, sorted(unknown), found.logs
+    return read, sorted(unknown), [log.path for log in found.logs]
 
 
 def _thread_status(command: ImportThread | None) -> str | None:
