@@ -61,7 +61,7 @@ def read_only(args: argparse.Namespace) -> int | None:
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if any(record.findings for record in args.found) else DONE
+    return FINDINGS if report.findings(args.found, args.logs) else DONE
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:

@@ -10,18 +10,18 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import page_file, quorum_file, ratification_folder, task_tables, thread_folder
-from athenaeum.services.importing.discovery import discover
+from athenaeum.services.importing import page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log
+from athenaeum.services.importing.discovery import Found, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
-from athenaeum.services.importing.report import Record
+from athenaeum.services.importing.report import Log, Record
 
 
 def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
-            ) -> tuple[list[Record], list[Path], list[Path]]:
+            ) -> tuple[list[Record], list[Path], list[Log]]:
     """Every record found under ``paths`` and in the original arbitrator's tables at the
     ``postgres`` URL, read and judged (an open proposal with the electorate and deadline
-    ``open_ones`` gives it); the unknown files; the files known but no record (the wikis' logs,
-    which ``replay`` writes anew from the threads' entries)."""
+    ``open_ones`` gives it); the unknown files; the wikis' logs, which are no record (``replay``
+    writes them anew from the threads' entries), each line checked against its wiki."""
     found = discover(paths)
     read: list[Record] = []
     unknown = list(found.unknown)
@@ -54,7 +54,19 @@ def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenP
             command = task.command
             read.append(Record("task", task.key, where, "TaskImported" if command else None,
                                command.status.value if command else None, list(task.findings), command))
-    return read, sorted(unknown), [log.path for log in found.logs]
+    return read, sorted(unknown), _logs(found, read)
+
+
+def _logs(found: Found, read: list[Record]) -> list[Log]:
+    """Each wiki's log, checked against the threads and pages found in that wiki."""
+    threads = [record for record in read if record.family == "thread"]
+    checked = []
+    for log in found.logs:
+        in_wiki = {record.key: record.command for record in threads
+                   if isinstance(record.folder, Path) and record.folder.is_relative_to(log.wiki)}
+        pages = {file.page for file in found.pages if file.wiki == log.wiki}
+        checked.append(Log(log.path, list(wiki_log.check(log.path, in_wiki, pages))))
+    return checked
 
 
 def _thread_status(command: ImportThread | None) -> str | None:
