@@ -176,3 +176,22 @@ def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Ser
     assert said <= set(again.stdout.splitlines()), again.stdout
     shown = json.loads(served.run("thread", "show", "1", "--json").stdout)
     assert len(shown["entries"]) == 2
+
+
+def test_an_imported_contradiction_takes_a_rule_ruling_on_two_findings_of_its_latest_cycle(
+        served: Served, tables: str, tmp_path: Path) -> None:
+    assert served.run("import", "--postgres", tables).returncode == 0
+    (tmp_path / "ruling.md").write_text("Security wins.\n")
+    ruling = ("task", "rule", "1", "--trigger", "reviewer_contradiction", "--ruling", "rule", "--markdown-file",
+              str(tmp_path / "ruling.md"), "--rationale", "security first", "--project", "web")
+    # The tables keep no reported pair; cycle 1 reviewed findings 2 and 3, cycle 0 finding 1.
+    stale = served.run(*ruling, "--upheld", "2", "--retired", "1", actor="arbitrator")
+    assert stale.returncode == 1 and "finding_mismatch" in stale.stdout + stale.stderr, stale.stdout + stale.stderr
+    ruled = served.run(*ruling, "--upheld", "3", "--retired", "2", actor="arbitrator")
+    assert ruled.returncode == 0, ruled.stdout + ruled.stderr
+    shown = until(lambda: json.loads(served.run("task", "show", "1", "--project", "web", "--json").stdout),
+                  lambda s: s["status"] == "revising")
+    assert shown["status"] == "revising"
+    addendum = served.run("task", "show", "1", "--project", "web", "--addendum", "reviewer_contradiction")
+    assert addendum.returncode == 0, addendum.stderr
+    assert "Finding [3] from [security reviewer] is upheld and must be addressed" in addendum.stdout, addendum.stdout
