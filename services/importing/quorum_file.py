@@ -48,8 +48,8 @@ def is_scratchpad(path: Path) -> bool:
 
 def read(file: Path, open_ones: OpenProposals) -> Reading:
     findings = Findings()
-    name, key = file.name, file.stem
-    texts = findings.texts({name: file.read_bytes()})
+    name, key, content = file.name, file.stem, file.read_bytes()
+    texts = findings.texts({name: content})
     if name not in texts:
         return Reading(key, None, findings, [])
     try:
@@ -63,7 +63,7 @@ def read(file: Path, open_ones: OpenProposals) -> Reading:
     fields = _fields(key, name, document, open_ones, findings)
     if fields is None:
         return Reading(key, None, findings, [])
-    command = ImportProposal(proposal_id=key, source=str(file.parent), files=[SourceFile(name, file.read_bytes())],
+    command = ImportProposal(proposal_id=key, source=str(file.parent), files=[SourceFile(name, content)],
                              findings=list(findings), **fields)
     return Reading(key, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"), findings, [])
 
@@ -115,10 +115,12 @@ def _fields(key: str, name: str, document: Located, open_ones: OpenProposals, fi
     result = value.get("result")
     _judge(status, k, len(acks), result, line, name, findings)
     result = result if isinstance(result, dict) else {}
-    return {"proposer": proposer, "text": text, "electorate": electorate, "threshold": k,
-            "deadline": open_ones.deadline or opened_at + DEFAULT_DEADLINE, "opened_at": opened_at,
-            "status": status, "acks": list(acks), "nacks": [nack for nack, _ in nacks],
-            "closed_at": moment(result.get("closed_at")),
+    closed_at = moment(result.get("closed_at"))
+    window = opened_at + DEFAULT_DEADLINE  # as a proposal opened here without one
+    deadline = (open_ones.deadline or window) if status is ImportedStatus.OPEN else closed_at or window
+    return {"proposer": proposer, "text": text, "electorate": electorate, "threshold": k, "deadline": deadline,
+            "opened_at": opened_at, "status": status, "acks": list(acks), "nacks": [nack for nack, _ in nacks],
+            "closed_at": closed_at,
             "reason": result.get("reason") if isinstance(result.get("reason"), str) else None,
             "decided_by": result.get("decided_by") if isinstance(result.get("decided_by"), str) else None}
 
