@@ -88,4 +88,6 @@ class ImportProposal(Command, frozen=True):
     findings: ImportFindings = []
 
 
-QuorumCommand = ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal | ImportProposal
+QuorumCommand = (
+    ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal | ImportProposal
+)

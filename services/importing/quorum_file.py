@@ -161,7 +161,8 @@ def _votes(value: dict[str, Any], line: Any, name: str, findings: Findings
     for index, item in enumerate(value.get("nacks", [])):
         nack, at = _nack(item), line("nacks", index)
         if nack is None:
-            findings.add(Invalid.code, name, at, f"{item!r} is not a NACK: an agent's slug and its reason (not counted)")
+            findings.add(Invalid.code, name, at,
+                         f"{item!r} is not a NACK: an agent's slug and its reason (not counted)")
             continue
         if nack.agent in nacked:
             findings.add(AlreadyVoted.code, name, at, f"{nack.agent} NACKs twice (the first counts)")

@@ -10,7 +10,9 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log
+from athenaeum.services.importing import (
+    page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
+)
 from athenaeum.services.importing.discovery import Found, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Log, Record
