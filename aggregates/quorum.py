@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 import msgspec
 
 from athenaeum.aggregates.family import Family, existing
+from athenaeum.aggregates.quorum_import import import_proposal
 from athenaeum.aggregates.quorum_state import Proposal, Status, evolve
 from athenaeum.aggregates.rules import (
     AlreadyExists,
@@ -53,6 +54,7 @@ from athenaeum.events.quorum_commands import (
     AckProposal,
     BreakTie,
     ExpireProposal,
+    ImportProposal,
     NackProposal,
     OverrideProposal,
     ProposeQuorum,
@@ -93,6 +95,8 @@ def decide(state: Proposal | None, command: QuorumCommand, context: Context) -> 
             return override(_existing(state, command.proposal_id), command, context)
         case ExpireProposal():
             return expire(_existing(state, command.proposal_id), context)
+        case ImportProposal():
+            return import_proposal(state, command, context)
     raise TypeError(f"not a quorum command: {command!r}")
 
 

@@ -16,6 +16,7 @@ from athenaeum.events.quorum import (
     ProposalAccepted,
     ProposalAcked,
     ProposalExpired,
+    ProposalImported,
     ProposalNacked,
     ProposalOpened,
     ProposalRejected,
@@ -43,6 +44,7 @@ class Proposal(AggregateState, tag="Proposal"):
     status: Status = Status.OPEN
     acks: tuple[str, ...] = ()
     nacks: tuple[Nack, ...] = ()
+    imported_sha256: str | None = None  # of the original scratchpad, when it was imported
 
     def has_voted(self, agent: str) -> bool:
         return agent in self.acks or any(nack.agent == agent for nack in self.nacks)
@@ -56,6 +58,11 @@ class Proposal(AggregateState, tag="Proposal"):
 def evolve(state: Proposal | None, event: Event) -> Proposal | None:
     replace = msgspec.structs.replace
     match event:
+        case ProposalImported():  # its history as Athenaeum would have recorded it, folded
+            imported = None
+            for step in event.history():
+                imported = evolve(imported, step)
+            return replace(imported, imported_sha256=event.content_sha256) if imported else None
         case ProposalOpened():
             return Proposal(
                 id=event.originator_id,

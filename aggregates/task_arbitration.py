@@ -110,8 +110,14 @@ def post_ruling(state: Task | None, command: PostRuling, context: Context) -> li
                        failure_detail=markdown[:ESCALATION_DETAIL])
         return [posted, failed]
     assert resolution is not None
-    if {resolution.upheld_finding_id, resolution.retired_finding_id} != set(task.contradiction):
+    named = {resolution.upheld_finding_id, resolution.retired_finding_id}
+    if task.contradiction and named != set(task.contradiction):
         raise FindingMismatch(f"the reported pair is {list(task.contradiction)}", "contradictionResolution")
+    if not task.contradiction and not named <= task.last_reviewed.keys():
+        # Imported from tables that keep no reported pair: the ruling names it, two findings of
+        # the latest reviewed cycle, as the engineer's report would have.
+        raise FindingMismatch(f"task {task.key} was imported without its reported pair: name two findings of the "
+                              f"latest reviewed cycle, {sorted(task.last_reviewed)}", "contradictionResolution")
     resolved = Resolution(upheld_finding_id=resolution.upheld_finding_id,
                           retired_finding_id=resolution.retired_finding_id, rationale=resolution.rationale)
     return [stamp(RulingPosted, trigger=trigger, ruling=ruling, ruling_markdown=markdown,

@@ -142,12 +142,15 @@ def _evolve_task(state: Task | None, event: Event) -> Task | None:
 
 def _imported(event: TaskImported) -> Task:
     """Where the original's task stood: the reviews of its current cycle (while reviewing) and
-    the findings of the cycle before, which a contradiction or a ruling names."""
+    the findings of the latest reviewed cycle, which a contradiction or a ruling names: the last
+    one its tables hold reviews of (the original may count a cycle before or after its reviews
+    conclude), bar the current one while its reviews are still coming."""
     current = event.review_cycle_count
     reviewing = event.status is TaskStatus.REVIEWING
     reviews = tuple(r for r in event.reviews if r.cycle == current) if reviewing else ()
-    last = {f.id: ReviewedFinding(r.reviewer_role, f)
-            for r in event.reviews if r.cycle == current - 1 for f in r.findings}
+    latest = max((r.cycle for r in event.reviews if r.cycle < current or (r.cycle == current and not reviewing)),
+                 default=None)
+    last = {f.id: ReviewedFinding(r.reviewer_role, f) for r in event.reviews if r.cycle == latest for f in r.findings}
     issued = [f.id for r in event.reviews for f in r.findings]
     return Task(
         id=event.originator_id,

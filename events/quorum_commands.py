@@ -8,8 +8,9 @@ from typing import Annotated
 import msgspec
 
 from athenaeum.events.commands import Command
-from athenaeum.events.constraints import AGENTS_LIMIT, Agent, Agents, Duration, ProposalId, Said
-from athenaeum.events.quorum import CoordinatorDecision, Preset
+from athenaeum.events.constraints import AGENTS_LIMIT, Agent, Agents, Duration, ProposalId, Said, Text, listing
+from athenaeum.events.imported import ImportFindings, SourceFiles
+from athenaeum.events.quorum import CoordinatorDecision, ImportedStatus, Nack, Preset
 
 # Of the electorate: k at most its size, N exactly its size (the rules check it).
 Count = Annotated[int, msgspec.Meta(ge=1, le=AGENTS_LIMIT, description="at most the electorate's size")]
@@ -64,4 +65,29 @@ class ExpireProposal(Command, frozen=True):
     proposal_id: ProposalId
 
 
-QuorumCommand = ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal
+class ImportProposal(Command, frozen=True):
+    """An original quorum scratchpad, as ``athenaeum import`` read it: the proposal, the votes
+    the rules count, where it stands, the file's bytes, and the rules it breaks (recorded, not
+    refused). An open one's electorate and deadline are the importer's."""
+
+    proposal_id: ProposalId
+    source: Said
+    proposer: Agent
+    text: Said
+    electorate: Annotated[list[Agent], listing(AGENTS_LIMIT, "electorate")]  # a closed one's: its voters, maybe none
+    threshold: Count
+    deadline: Annotated[datetime, msgspec.Meta(tz=True)]
+    opened_at: Annotated[datetime, msgspec.Meta(tz=True)]
+    status: ImportedStatus
+    acks: Annotated[list[Agent], listing(AGENTS_LIMIT, "acks")] = []
+    nacks: Annotated[list[Nack], listing(AGENTS_LIMIT, "nacks")] = []
+    closed_at: Annotated[datetime, msgspec.Meta(tz=True)] | None = None
+    reason: Text | None = None
+    decided_by: Text | None = None
+    files: SourceFiles = []
+    findings: ImportFindings = []
+
+
+QuorumCommand = (
+    ProposeQuorum | AckProposal | NackProposal | BreakTie | OverrideProposal | ExpireProposal | ImportProposal
+)

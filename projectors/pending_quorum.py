@@ -13,6 +13,7 @@ from athenaeum.events.quorum import (
     ProposalAccepted,
     ProposalAcked,
     ProposalExpired,
+    ProposalImported,
     ProposalNacked,
     ProposalOpened,
     ProposalRejected,
@@ -43,6 +44,12 @@ project = pending_projector("quorum", _apply)  # the cases below register on ``_
 def _(event: ProposalOpened, pending: Pending) -> None:
     for agent in event.electorate:
         pending.add(agent, event.key, "vote", msgspec.to_builtins(event.deadline))
+
+
+@_apply.register
+def _(event: ProposalImported, pending: Pending) -> None:
+    for step in event.history():
+        _apply(step, pending)
 
 
 @_apply.register(ProposalAcked)

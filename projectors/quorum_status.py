@@ -17,6 +17,7 @@ from athenaeum.events.quorum import (
     ProposalAccepted,
     ProposalAcked,
     ProposalExpired,
+    ProposalImported,
     ProposalNacked,
     ProposalOpened,
     ProposalRejected,
@@ -119,3 +120,17 @@ def _(event: CoordinatorTieBroken, current: Document) -> Document:
 @_apply.register
 def _(event: CoordinatorOverridden, current: Document) -> Document:
     return _closed(event, current, event.decision.outcome, event.reason, decided_by=event.actor, overridden=True)
+
+
+@_apply.register
+def _(event: ProposalImported, current: Document) -> Document:
+    """As found: its history folded as the proposal's own events would have been."""
+    document = current
+    for step in event.history():
+        document = _apply(step, document) or document
+    imported = {"source": event.source, "content_sha256": event.content_sha256, "findings": len(event.findings)}
+    # The result as the file gives it: who decided and why, which the folded outcome cannot know.
+    given = {"reason": event.reason, "decided_by": event.decided_by}
+    if document["status"] != "open":
+        document = document | {key: value for key, value in given.items() if value is not None}
+    return document | {"imported": imported}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from athenaeum.events import Event
 from athenaeum.events.page import PageImported
+from athenaeum.events.quorum import ProposalImported
 from athenaeum.events.ratification import RatificationImported
 from athenaeum.events.task import TaskImported
 from athenaeum.events.thread import ThreadImported
@@ -14,7 +15,7 @@ from athenaeum.services.jetstream.entries import Entry
 
 
 def imported_findings(entry: Entry, event: Event) -> list[Finding]:
-    if not isinstance(event, RatificationImported | ThreadImported | PageImported | TaskImported):
+    if not isinstance(event, RatificationImported | ThreadImported | PageImported | TaskImported | ProposalImported):
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",
@@ -24,7 +25,8 @@ def imported_findings(entry: Entry, event: Event) -> list[Finding]:
     ]
 
 
-def _where(event: RatificationImported | ThreadImported | TaskImported, file: str) -> str:
+def _where(event: RatificationImported | ThreadImported | PageImported | TaskImported | ProposalImported,
+           file: str) -> str:
     """The file in the record's folder; for a task, the row in its database (``#<table>/<id>``)."""
     if isinstance(event, TaskImported):
         return f"{event.source.partition('#')[0]}#{file}"

@@ -19,6 +19,7 @@ from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import (
     THREADS_FOLDER, WIKI, WIKI_LOG, DocumentRead, PageImported, PendingAged, ReadinessReassessed,
 )
+from athenaeum.events.quorum import ProposalAcked, ProposalImported, ProposalNacked
 from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
@@ -103,6 +104,8 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
         members = Activity(tuple(audit.members()), audit.last_position)
         return {out / WIKI_ROOT / key: page_file(state, members, now)}, []
     if family == "quorum" and (pad := audit.views.get((quorum_scratchpad.VIEW, key))):
+        if isinstance(events[0], ProposalImported):
+            return _imported_proposal(out / "fleet" / "quorum", events[0], events[1:], pad), []
         return {out / "fleet" / "quorum" / key: _json(pad)}, []
     if family == "task" and (task := audit.views.get((task_status.VIEW, key))):
         return _task(out / "tasks" / key, task, events), []
@@ -200,6 +203,24 @@ def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event],
     if since and (meta := folder / "meta.yaml") in files and isinstance(original := files[meta], bytes):
         files[meta] = STATUS_LINE.sub(b"status: " + view.get("status", "open").encode(), original, count=1)
     return files
+
+
+def _imported_proposal(folder: Path, imported: ProposalImported, since: list[Event], pad: dict[str, Any]
+                       ) -> dict[Path, str | bytes]:
+    """An imported scratchpad byte for byte, under the name it was found by; once anything
+    happened since, the original document with the votes cast since appended to its lists, the
+    status as it now stands, and the result once resolved (equal as JSON content otherwise)."""
+    [file] = imported.files
+    if not since:
+        return {folder / file.name: file.content}
+    document = json.loads(file.content)
+    document["acks"] = [*document.get("acks", []), *(e.agent for e in since if isinstance(e, ProposalAcked))]
+    document["nacks"] = [*document.get("nacks", []), *({"agent": e.agent, "reason": e.reason}
+                                                        for e in since if isinstance(e, ProposalNacked))]
+    document["status"] = pad["status"]
+    if "result" in pad:
+        document["result"] = pad["result"]
+    return {folder / file.name: json.dumps(document, indent=2, ensure_ascii=False) + "\n"}
 
 
 def _task(folder: Path, task: dict[str, Any], events: list[Event]) -> dict[Path, str]:

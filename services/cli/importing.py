@@ -9,9 +9,10 @@ from pathlib import Path
 
 import msgspec
 
-from athenaeum.services.cli.args import UsageError
+from athenaeum.services.cli.args import UsageError, agent, agents, moment
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.importing import report
+from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.run import records, send_all
 
 NAMES = ("import",)
@@ -24,6 +25,12 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     verb.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="where to look for the original layouts")
     verb.add_argument("--postgres", metavar="URL",
                       help="the original arbitrator's PostgreSQL database, whose task tables to import")
+    verb.add_argument("--electorate", metavar="A,B,C",
+                      help="who may vote on the open quorum proposals imported (their scratchpads name nobody); "
+                           "without it an open one is reported and not imported")
+    verb.add_argument("--deadline", metavar="TIME",
+                      help="when the open quorum proposals imported close (ISO 8601); default: a day after each "
+                           "one's opened_at")
     verb.add_argument("--dry-run", action="store_true",
                       help="report what each record becomes and the rules it breaks; write nothing "
                            "(exit 1 when there are findings)")
@@ -41,25 +48,34 @@ def read_only(args: argparse.Namespace) -> int | None:
     """The dry run's report and exit code; None when the records are to be written."""
     if not args.paths and args.postgres is None:
         raise UsageError("import: give a PATH to look under, or --postgres URL, or both")
-    args.found, args.unknown, args.logs = records(args.paths, args.postgres)
+    # A path that is not there is a mistyped argument, not an empty history: importing "nothing"
+    # from it would pass silently. (A file there of no known layout is listed as unknown.)
+    missing = [str(path) for path in args.paths if not path.exists()]
+    if missing:
+        raise UsageError(f"PATH: {', '.join(missing)}: no such file or directory; nothing is imported")
+    electorate = None if args.electorate is None else [agent(name, "--electorate") for name in agents(args.electorate)]
+    if electorate is not None and (not electorate or len(set(electorate)) != len(electorate)):
+        raise UsageError("--electorate: name each agent once, at least one")
+    open_ones = OpenProposals(electorate, moment(args.deadline, "--deadline"))
+    args.found, args.unknown, args.logs = records(args.paths, args.postgres, open_ones)
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if any(record.findings for record in args.found) else DONE
+    return FINDINGS if report.findings(args.found, args.logs) else DONE
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:
     with progress("importing", len(args.found)) as advance:
         outcomes = send_all(args.found, send, advance)
     _show(args, outcomes)
-    return REFUSED if any(outcome.startswith("refused") for outcome in outcomes.values()) else DONE
+    return REFUSED if any(outcome and outcome.startswith("refused") for outcome in outcomes) else DONE
 
 
-def _show(args: argparse.Namespace, outcomes: dict[str, str] | None) -> None:
+def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:
     if args.json:
         print(msgspec.json.encode(report.as_json(args.found, args.unknown, args.logs, outcomes)).decode())
         return
     for line in report.as_text(args.found, args.unknown, args.logs):
         print(line)
-    for key, outcome in (outcomes or {}).items():
-        print(f"{key}: {outcome}")
+    for line in report.outcome_lines(args.found, outcomes or []):
+        print(line)

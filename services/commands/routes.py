@@ -31,6 +31,7 @@ from athenaeum.events.quorum_commands import (
     AckProposal,
     BreakTie,
     ExpireProposal,
+    ImportProposal,
     NackProposal,
     OverrideProposal,
     ProposeQuorum,
@@ -107,6 +108,8 @@ ROUTES = (
           attempts=quorum.ID_ATTEMPTS, advise=quorum.advice),
     *_family(quorum.FAMILY, "quorum", ack=AckProposal, nack=NackProposal, tiebreak=BreakTie,
              override=OverrideProposal, expire=ExpireProposal),
+    # An original quorum scratchpad, recorded as found (``athenaeum import``).
+    Route("quorum", "import", ImportProposal, quorum.FAMILY),
     *_family(thread.FAMILY, "thread", open=OpenThread, ask=AskQuestion, contribute=Contribute, close=CloseThread,
              reopen=ReopenThread, recognize=RecognizeClosure, refuse=RefuseClosure),
     Route("thread", "import", ImportThread, thread.FAMILY),

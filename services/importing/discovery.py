@@ -1,7 +1,7 @@
 """Where the original layouts lie under the paths given: every ``.athenaeum/<topic>/`` folder,
 every dialogue thread's folder, every Markdown file inside a ``wiki/`` folder (a canon page, if
-its front matter says so) and the wiki's log, and every other file, listed as unknown (never
-guessed at)."""
+its front matter says so) and the wiki's log, every quorum scratchpad ``fleet/quorum/<id>``,
+and every other file, listed as unknown (never guessed at)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from athenaeum.events.page import WIKI, WIKI_LOG
+from athenaeum.services.importing.quorum_file import is_scratchpad
 
 RATIFICATIONS = ".athenaeum"
 THREAD = "thread.md"  # what marks a dialogue thread's folder
@@ -33,7 +34,8 @@ class Found(NamedTuple):
     ratifications: list[Path]  # the topic folders
     threads: list[Path]  # the dialogue threads' folders
     pages: list[WikiFile]  # Markdown files inside a wiki: canon pages, or unknown
-    logs: list[Path]  # the wikis' logs
+    logs: list[WikiFile]  # the wikis' logs
+    quorums: list[Path]  # the quorum scratchpads
     unknown: list[Path]
 
 
@@ -41,11 +43,12 @@ def discover(paths: Iterable[Path]) -> Found:
     ratifications: list[Path] = []
     threads: list[Path] = []
     pages: list[WikiFile] = []
-    logs: list[Path] = []
+    logs: list[WikiFile] = []
+    quorums: list[Path] = []
     unknown: list[Path] = []
     for root in paths:
         if root.is_file():
-            unknown.append(root)
+            (quorums if is_scratchpad(root.absolute()) else unknown).append(root)
             continue
         for folder, subfolders, files in os.walk(root):
             here = Path(folder)
@@ -61,14 +64,16 @@ def discover(paths: Iterable[Path]) -> Found:
                 continue
             wiki = _wiki(root, here)
             for name in sorted(files):
-                if wiki is not None and here / name == wiki / WIKI_LOG:
-                    logs.append(here / name)
+                if is_scratchpad((here / name).absolute()):
+                    quorums.append(here / name)
+                elif wiki is not None and here / name == wiki / WIKI_LOG:
+                    logs.append(WikiFile(wiki, here / name))
                 elif wiki is not None and name.endswith(PAGE_SUFFIX):
                     pages.append(WikiFile(wiki, here / name))
                 else:
                     unknown.append(here / name)
     return Found(sorted(set(ratifications)), sorted(set(threads)), sorted(set(pages)), sorted(set(logs)),
-                 sorted(set(unknown)))
+                 sorted(set(quorums)), sorted(set(unknown)))
 
 
 def _wiki(root: Path, here: Path) -> Path | None:

@@ -10,15 +10,20 @@ from athenaeum.events.commands import Command
 from athenaeum.services.commands.replies import Reply
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
-from athenaeum.services.importing import page_file, ratification_folder, task_tables, thread_folder
-from athenaeum.services.importing.discovery import discover
-from athenaeum.services.importing.report import Record
+from athenaeum.services.importing import (
+    page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
+)
+from athenaeum.services.importing.discovery import Found, discover
+from athenaeum.services.importing.quorum_file import OpenProposals
+from athenaeum.services.importing.report import Log, Record
 
 
-def records(paths: Iterable[Path], postgres: str | None = None) -> tuple[list[Record], list[Path], list[Path]]:
+def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
+            ) -> tuple[list[Record], list[Path], list[Log]]:
     """Every record found under ``paths`` and in the original arbitrator's tables at the
-    ``postgres`` URL, read and judged; the unknown files; the files known but no record (the
-    wikis' logs, which ``replay`` writes anew from the threads' entries)."""
+    ``postgres`` URL, read and judged (an open proposal with the electorate and deadline
+    ``open_ones`` gives it); the unknown files; the wikis' logs, which are no record (``replay``
+    writes them anew from the threads' entries), each line checked against its wiki."""
     found = discover(paths)
     read: list[Record] = []
     unknown = list(found.unknown)
@@ -40,13 +45,30 @@ def records(paths: Iterable[Path], postgres: str | None = None) -> tuple[list[Re
             continue
         read.append(Record("page", page.key, file.wiki, "PageImported" if page.command else None,
                            page.command.lifecycle.value if page.command else None, list(page.findings), page.command))
+    for file in found.quorums:
+        proposal = quorum_file.read(file, open_ones)
+        command = proposal.command
+        read.append(Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
+                           command.status.value if command else None, list(proposal.findings), command))
     if postgres is not None:
         where = task_tables.database(postgres)
         for task in task_tables.read(postgres):
             command = task.command
             read.append(Record("task", task.key, where, "TaskImported" if command else None,
                                command.status.value if command else None, list(task.findings), command))
-    return read, sorted(unknown), found.logs
+    return read, sorted(unknown), _logs(found, read)
+
+
+def _logs(found: Found, read: list[Record]) -> list[Log]:
+    """Each wiki's log, checked against the threads and pages found in that wiki."""
+    threads = [record for record in read if record.family == "thread"]
+    checked = []
+    for log in found.logs:
+        in_wiki = {record.key: record.command for record in threads
+                   if isinstance(record.folder, Path) and record.folder.is_relative_to(log.wiki)}
+        pages = {file.page for file in found.pages if file.wiki == log.wiki}
+        checked.append(Log(log.path, list(wiki_log.check(log.path, in_wiki, pages))))
+    return checked
 
 
 def _thread_status(command: ImportThread | None) -> str | None:
@@ -58,16 +80,19 @@ def _thread_status(command: ImportThread | None) -> str | None:
 
 
 def send_all(found: list[Record], send: Callable[[Command], Reply],
-             advance: Callable[[int], None] = lambda done: None) -> dict[str, str]:
-    """Each importable record sent; what became of each, by key: the position it was recorded
-    at, ``unchanged`` when it was imported before, or the refusal."""
-    outcomes: dict[str, str] = {}
+             advance: Callable[[int], None] = lambda done: None) -> list[str | None]:
+    """Each importable record sent; what became of each, in the records' order (not by key: two
+    records may share one, as two wikis' pages of one path): the position it was recorded at,
+    ``unchanged`` when it was imported before, or the refusal; None for one not sent."""
+    outcomes: list[str | None] = []
     for done, record in enumerate(found, start=1):
+        outcome = None
         if record.command is not None:
             reply = send(record.command)
             if reply.ok:
-                outcomes[record.key] = f"recorded at {reply.position}" if reply.position else "unchanged"
+                outcome = f"recorded at {reply.position}" if reply.position else "unchanged"
             elif reply.error is not None:
-                outcomes[record.key] = f"refused: {reply.error.code}: {reply.error.message}"
+                outcome = f"refused: {reply.error.code}: {reply.error.message}"
+        outcomes.append(outcome)
         advance(done)
     return outcomes

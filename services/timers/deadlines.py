@@ -15,7 +15,7 @@ import msgspec
 
 from athenaeum.events import Event, family_id
 from athenaeum.events.commands import Command
-from athenaeum.events.quorum import ProposalOpened
+from athenaeum.events.quorum import ImportedStatus, ProposalImported, ProposalOpened
 from athenaeum.events.quorum_commands import ExpireProposal
 from athenaeum.events.ratification import ArtifactFrozen
 from athenaeum.events.ratification_commands import ExpireRatification
@@ -77,7 +77,8 @@ RATIFICATION = closing(
 )
 PROPOSAL = closing(
     "quorum", quorum_status.VIEW, "deadline",
-    lambda event: event.deadline if isinstance(event, ProposalOpened) else None,
+    lambda event: event.deadline if isinstance(event, ProposalOpened) or (
+        isinstance(event, ProposalImported) and event.status is ImportedStatus.OPEN) else None,
     lambda proposal_id: ExpireProposal(proposal_id=proposal_id, command_id=f"expire:{proposal_id}"),
     lambda proposal_id: family_id("quorum", proposal_id),
 )

@@ -11,7 +11,7 @@ from athenaeum.events.imported import ImportFinding, SourceFile
 from athenaeum.events.task import (
     TASK_IDS, Finding, ImportedReview, ImportedRuling, Ruling, Severity, TaskStatus, Trigger, Verdict,
 )
-from athenaeum.events.task_commands import ImportTask
+from athenaeum.events.task_commands import ImportTask, ResolutionInput
 from tests.aggregates.given import T0, at, decided, given
 from tests.aggregates.test_task import create, rule, to
 
@@ -35,6 +35,10 @@ def importing(status: TaskStatus = TaskStatus.ARBITRATING,
         rulings=list(rulings), files=[SourceFile(name=f"tasks/{number}", content=row)],
         findings=[ImportFinding(code="illegal_transition", file="review_runs/4", line=None, message="cycle 3")],
     )
+
+
+def resolved(upheld: int, retired: int) -> ResolutionInput:
+    return ResolutionInput(upheld_finding_id=upheld, retired_finding_id=retired, rationale="security first")
 
 
 def imported(**fields: object) -> list[Event]:
@@ -84,3 +88,15 @@ def test_an_imported_review_in_progress_is_classified_with_the_next() -> None:
     given(FAMILY, history).when(to(TaskStatus.COMPLETED), at(1, "dispatcher")).then_rejects("illegal_transition")
     given(FAMILY, history).when(to(TaskStatus.REVISING), at(1, "dispatcher")).then(
         "ReviewConcluded", "ArbitrationRequested")
+
+
+def test_an_imported_contradiction_is_ruled_on_two_findings_of_the_latest_reviewed_cycle() -> None:
+    # The tables keep no reported pair: the ruling names it, as the engineer's report would have.
+    history = imported(trigger=Trigger.REVIEWER_CONTRADICTION, reviews=(review(1, ids=(1,)), review(2, ids=(2, 3))))[:1]
+    assert sorted(given(FAMILY, history).state.last_reviewed) == [2, 3]
+    given(FAMILY, history).when(rule(Trigger.REVIEWER_CONTRADICTION, Ruling.RULE, resolution=resolved(2, 1)),
+                                at(1, "arbitrator")).then_rejects("finding_mismatch", "contradictionResolution")
+    events = given(FAMILY, history).when(rule(Trigger.REVIEWER_CONTRADICTION, Ruling.RULE, resolution=resolved(3, 2)),
+                                         at(1, "arbitrator")).then("RulingPosted")
+    assert "Finding [3] from [security reviewer] is upheld" in events[0].addendum
+    assert given(FAMILY, history + events).state.status is TaskStatus.REVISING

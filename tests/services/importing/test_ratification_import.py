@@ -57,6 +57,21 @@ def test_a_clean_tree_dry_runs_with_exit_0(served: Served, tmp_path: Path) -> No
     assert "becomes RatificationImported (open)" in done.stdout
 
 
+def test_a_path_that_does_not_exist_is_a_usage_error_and_nothing_is_written(served: Served, tree: Path,
+                                                                          tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-repo"
+    for dry_run in (["--dry-run"], []):
+        done = served.run("import", str(tree), str(missing), *dry_run)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert str(missing) in done.stderr and "no such file or directory" in done.stderr
+    shown = served.run("ratify", "show", "adr-7", "--json")  # the tree beside it was not imported either
+    assert shown.returncode == 1 and "not_found" in shown.stdout
+    # A file that is there but of no known layout is listed as unknown, not refused.
+    listed = served.run("import", str(tree / "README.md"), "--dry-run", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["unknown"] == [str(tree / "README.md")]
+
+
 def test_import_then_replay_gives_the_original_files_back_byte_for_byte(served: Served, tree: Path,
                                                                          tmp_path: Path) -> None:
     first = imported(served, tree)

@@ -3,6 +3,7 @@ nothing is guessed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from athenaeum.services.importing.run import records
@@ -56,3 +57,25 @@ def test_an_entry_by_the_author_before_it_and_a_ref_to_another_entry(tmp_path: P
     found = findings_of(tmp_path)["canon-rules"]
     assert ("self_evaluation", "entries/003-bob.md", 4) in found
     assert ("bad_eval_ref", "entries/003-bob.md", 8) in found
+
+
+def test_a_scratchpad_that_is_not_one_is_reported_by_line_and_not_imported(tmp_path: Path) -> None:
+    pads = tmp_path / "fleet" / "quorum"
+    pads.mkdir(parents=True)
+    (pads / "A1B2C3D4").write_text('{\n  "proposal": "x",\n  "proposal": "y"\n}\n')  # a key twice
+    (pads / "b1b2c3d4.json").write_text(json.dumps({"proposal": "x", "proposer": "heimdallr", "threshold": "2/3",
+                                                    "acks": ["alice", "Bob"], "nacks": ["carol: too soon", "dave"],
+                                                    "status": "awaiting-coordinator", "opened_at": "2026-05-01"},
+                                                   indent=2))
+    (pads / "NOTES.txt").write_text("not a scratchpad\n")
+    found, unknown, _ = records([tmp_path])
+    assert [(r.family, r.key, r.command) for r in found] == [("quorum", "A1B2C3D4", None), ("quorum", "b1b2c3d4", None)]
+    assert unknown == [pads / "NOTES.txt"]
+    findings = {record.key: {(f.code, f.line) for f in record.findings} for record in found}
+    assert findings["A1B2C3D4"] == {("invalid", 3)}
+    assert findings["b1b2c3d4"] == {
+        ("invalid", None),  # not a proposal id: lowercase
+        ("invalid", 7),  # Bob is no slug
+        ("invalid", 11),  # dave's NACK gives no reason
+        ("invalid", 13),  # a tie awaiting a coordinator nobody named
+    }

@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 from tests.postgres import with_options
 from tests.services.conftest import Served, until
 from tests.services.importing.test_ratification_import import LATER
+from tests.services.importing.trees import thread
 
 # The original's tables as its schema (server/src/schema/tables.ts) shapes them: the columns
 # the import reads, their types and checks; not its other tables.
@@ -152,3 +153,45 @@ def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tab
     assert {"imported_illegal_transition", "imported_finding_mismatch"} <= set(warned), audit["findings"]
     assert "#arbitration_runs/" in warned["imported_finding_mismatch"], warned
     assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
+
+
+def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Served, tables: str,
+                                                                     tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    folder = thread(root, "1", [{"author": "alice"}, {"author": "bob", "v": {"N": 0.5, "C": 0.5, "R": 0.5}}])
+    opening = folder / "thread.md"  # a slug of digits is a string only quoted, in YAML
+    opening.write_text(opening.read_text().replace("slug: 1\n", "slug: '1'\n"))
+    done = served.run("import", str(root), "--postgres", tables, "--json")
+    assert done.returncode == 0, done.stderr
+    by_key = {r["key"]: r for r in json.loads(done.stdout)["records"]}
+    assert {"thread:1", "task:1", "task:4"} <= set(by_key), by_key
+    assert by_key["thread:1"]["family"] == "thread" and by_key["task:1"]["family"] == "task"
+    assert by_key["thread:1"]["outcome"].startswith("recorded") and by_key["task:1"]["outcome"].startswith("recorded")
+    assert by_key["thread:1"]["outcome"] != by_key["task:1"]["outcome"]  # each its own position
+    assert by_key["task:4"]["outcome"] is None  # not importable: nothing sent, nothing borrowed
+    again = served.run("import", str(root), "--postgres", tables)  # the text names each by family too
+    assert again.returncode == 0, again.stderr
+    # (the same commands again: each answered as the first time, with its own position)
+    said = {f"{key}: {by_key[key]['outcome']}" for key in ("thread:1", "task:1")}
+    assert said <= set(again.stdout.splitlines()), again.stdout
+    shown = json.loads(served.run("thread", "show", "1", "--json").stdout)
+    assert len(shown["entries"]) == 2
+
+
+def test_an_imported_contradiction_takes_a_rule_ruling_on_two_findings_of_its_latest_cycle(
+        served: Served, tables: str, tmp_path: Path) -> None:
+    assert served.run("import", "--postgres", tables).returncode == 0
+    (tmp_path / "ruling.md").write_text("Security wins.\n")
+    ruling = ("task", "rule", "1", "--trigger", "reviewer_contradiction", "--ruling", "rule", "--markdown-file",
+              str(tmp_path / "ruling.md"), "--rationale", "security first", "--project", "web")
+    # The tables keep no reported pair; cycle 1 reviewed findings 2 and 3, cycle 0 finding 1.
+    stale = served.run(*ruling, "--upheld", "2", "--retired", "1", actor="arbitrator")
+    assert stale.returncode == 1 and "finding_mismatch" in stale.stdout + stale.stderr, stale.stdout + stale.stderr
+    ruled = served.run(*ruling, "--upheld", "3", "--retired", "2", actor="arbitrator")
+    assert ruled.returncode == 0, ruled.stdout + ruled.stderr
+    shown = until(lambda: json.loads(served.run("task", "show", "1", "--project", "web", "--json").stdout),
+                  lambda s: s["status"] == "revising")
+    assert shown["status"] == "revising"
+    addendum = served.run("task", "show", "1", "--project", "web", "--addendum", "reviewer_contradiction")
+    assert addendum.returncode == 0, addendum.stderr
+    assert "Finding [3] from [security reviewer] is upheld and must be addressed" in addendum.stdout, addendum.stdout

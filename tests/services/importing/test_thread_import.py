@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.services.conftest import Served, until
 from tests.services.importing.test_ratification_import import LATER, imported
-from tests.services.importing.trees import thread
+from tests.services.importing.trees import page, thread
 
 V = {"N": 0.5, "C": 0.5, "R": 0.5}
 CLOSE = {"type": "closure", "current_at_close": {"N": 1.0, "C": 1.0, "R": 1.0},
@@ -48,3 +48,55 @@ def test_an_imported_thread_round_trips_and_continues(served: Served, tmp_path: 
     assert (written / "entries" / "003-carol.md").exists()
     audit = json.loads(served.run("audit", "--json").stdout)
     assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
+
+
+LOG = """---
+tier: episodic
+---
+
+# Log
+
+The dialogue threads' entries, oldest first.
+
+- 2026-05-11T09:00:00Z dialogue/canon-rules: entry 001-alice.md (contribution) by alice
+- 2026-05-12T09:00:00Z dialogue/canon-rules: entry 002-bob.md (closure) by carol
+- 2026-05-13T09:00:00Z dialogue/canon-rules: entry 003-carol.md (contribution) by carol
+- 2026-05-14T09:00:00Z dialogue/soft-state: entry 001-dave.md (contribution) by dave
+- 2026-05-15T09:00:00Z crystallized dialogue/canon-rules into [[canon/rules.md]] and [[Trace]]
+"""
+
+
+def test_the_wikis_log_is_checked_line_by_line_against_its_threads_and_pages(served: Served, tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    thread(root, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": V}])
+    page(root, "canon/rules.md", {"alice": "contributed | 2026-05-15 | rev: v2"})
+    (root / "wiki" / "log.md").write_text(LOG)
+    done = served.run("import", str(root), "--dry-run", "--json")
+    assert done.returncode == 1, done.stderr  # the log's findings are findings
+    report = json.loads(done.stdout)
+    assert not [f for r in report["records"] for f in r["findings"]]  # the thread and page are sound
+    [log] = report["logs"]
+    at = sorted((f["at"].removeprefix(str(root / "wiki") + "/"), f["code"], f["message"]) for f in log["findings"])
+    assert [(where, code) for where, code, _ in at] == [
+        ("log.md:10", "invalid"), ("log.md:10", "invalid"),  # 002-bob.md is bob's contribution
+        ("log.md:11", "not_found"),  # the thread has no entry 3
+        ("log.md:12", "not_found"),  # no thread soft-state
+        ("log.md:13", "not_found"),  # no page Trace (canon/rules.md is there)
+    ], at
+    assert "is a closure; its file says contribution" in at[0][2] + at[1][2]
+    assert report["findings"] == 5
+    shown = served.run("thread", "show", "canon-rules", "--json")
+    assert shown.returncode == 1  # a dry run writes nothing
+
+
+def test_the_log_replay_writes_is_read_back_without_findings(served: Served, tmp_path: Path) -> None:
+    root = tmp_path / "wiki-repo"
+    thread(root, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": V}, {"author": "carol", "v": V}])
+    assert imported(served, root)["records"][0]["outcome"].startswith("recorded")
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    done = served.run("import", str(out / "wiki"), "--dry-run", "--json")
+    assert done.returncode == 0, done.stdout
+    [log] = json.loads(done.stdout)["logs"]
+    assert log == {"path": str(out / "wiki" / "log.md"), "findings": []}
+    assert (out / "wiki" / "log.md").read_text().count("dialogue/canon-rules: entry") == 3

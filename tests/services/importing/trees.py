@@ -4,6 +4,7 @@ folders ``.athenaeum/<topic>/``, dialogue threads and canon pages under ``wiki/`
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -73,4 +74,16 @@ def page(root: Path, path: str, consensus: dict[str, str], rev: str = "v2", life
     file.parent.mkdir(parents=True, exist_ok=True)
     block = "".join(f"  {agent}: \"{entry}\"\n" for agent, entry in consensus.items())
     file.write_text(f"---\nrev: {rev}\nlifecycle: {lifecycle}\nconsensus:\n{block}---\n\n{content}")
+    return file
+
+
+def scratchpad(root: Path, proposal_id: str, acks: list[Any], nacks: list[Any], status: str = "open",
+               threshold: Any = 2, **more: Any) -> Path:
+    """A quorum scratchpad as grove's proposer keeps it in SOIL, ``fleet/quorum/<proposal_id>``:
+    the proposal, the votes as the proposer tallied them, and (``result=...``) its result."""
+    file = root / "fleet" / "quorum" / proposal_id
+    file.parent.mkdir(parents=True, exist_ok=True)
+    document = {"proposal": "Adopt the ledger for fleet decisions", "proposer": "heimdallr", "threshold": threshold,
+                "acks": acks, "nacks": nacks, "status": status, "opened_at": "2026-05-01T09:00:00Z"} | more
+    file.write_text(json.dumps(document, indent=2) + "\n")
     return file
