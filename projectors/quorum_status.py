@@ -24,6 +24,7 @@ from athenaeum.events.quorum import (
     ProposalVetoed,
     TieDeclared,
 )
+from athenaeum.projectors.imported_history import folded
 from athenaeum.projectors.record_text import one_line
 from athenaeum.projectors.views import Document, per_aggregate
 
@@ -125,10 +126,7 @@ def _(event: CoordinatorOverridden, current: Document) -> Document:
 @_apply.register
 def _(event: ProposalImported, current: Document) -> Document:
     """As found: its history folded as the proposal's own events would have been."""
-    document = current
-    for step in event.history():
-        document = _apply(step, document) or document
-    imported = {"source": event.source, "content_sha256": event.content_sha256, "findings": len(event.findings)}
+    document, imported = folded(event, current, _apply)
     # The result as the file gives it: who decided and why, which the folded outcome cannot know.
     given = {"reason": event.reason, "decided_by": event.decided_by}
     if document["status"] != "open":

@@ -25,6 +25,7 @@ from athenaeum.events.thread import (
     ThreadReopened,
     Vector,
 )
+from athenaeum.projectors.imported_history import folded
 from athenaeum.projectors.views import Document, per_aggregate
 
 VIEW = "threads"
@@ -86,10 +87,7 @@ def _(event: ThreadOpened, current: Document) -> Document:
 @_apply.register
 def _(event: ThreadImported, current: Document) -> Document:
     """As found: its history folded as the thread's own events would have been."""
-    document = current
-    for step in event.history():
-        document = _apply(step, document) or document
-    imported = {"source": event.source, "content_sha256": event.content_sha256, "findings": len(event.findings)}
+    document, imported = folded(event, current, _apply)
     return document | {"imported": imported}
 
 
