@@ -142,12 +142,15 @@ def test_a_client_reads_its_own_writes_and_sees_what_waits_on_it(served: Served)
 def test_check_drops_a_vote_whose_deadline_passed_before_the_timer_closes_it(tmp_path: Path) -> None:
     without_timer = Served(tmp_path / "home", "--services", "commands,projector,http")
     try:
+        without_timer.enrol("bob")  # beforehand: the window below holds one command line, not three
+        # A window a loaded machine's command line fits in (one took 4 s in a suite run beside others).
+        window = 15
         opened = without_timer.run("ratify", "init", "adr-9", "--roster", "alice,bob", "--text", TEXT,
-                                   "--expires-in", "5s", "--json")
+                                   "--expires-in", f"{window}s", "--json")
         before = without_timer.run("check", "--after", str(json.loads(opened.stdout)["position"]), "--json", actor="bob")
         assert [item["action"] for item in json.loads(before.stdout)["items"]] == ["vote"]
         items = until(lambda: json.loads(without_timer.run("check", "--json", actor="bob").stdout)["items"],
-                      lambda items: items == [])
+                      lambda items: items == [], timeout=window + 20)
         assert items == []
         shown = json.loads(without_timer.run("ratify", "show", "adr-9", "--json").stdout)
         assert shown["status"] == "open"  # nothing recorded the close: only the clock says so
