@@ -28,6 +28,7 @@ from athenaeum.services.cli.progress import progress
 from athenaeum.services.views.read_models import ReadModelStore
 
 NAMES = ("audit", "replay", "export", "verify-export")
+STDIN = "-"
 
 
 def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentParser,
@@ -59,7 +60,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentP
 
     verify = subparsers.add_parser("verify-export", parents=[json_option],
                                    help="check an export against its checkpoints, offline")
-    verify.add_argument("file", type=Path)
+    verify.add_argument("file", nargs="?", default=STDIN, help="the export (default, or -: stdin, as from athenaeum export | ...)")
 
 
 def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
@@ -77,11 +78,17 @@ def run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
 
 def _run(args: argparse.Namespace, url: str | None, data_dir: Path) -> int:
     if args.family == "verify-export":
-        try:
-            with args.file.open("rb") as lines:
-                findings, entries = ledger_export.verify(lines)
-        except OSError as error:
-            raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
+        if args.file == STDIN:
+            if sys.stdin.isatty():  # nothing piped: waiting on a terminal would look like a hang
+                raise UsageError("verify-export reads the export from a file, or from a pipe: "
+                                 "athenaeum export | athenaeum verify-export")
+            findings, entries = ledger_export.verify(sys.stdin.buffer)
+        else:
+            try:
+                with Path(args.file).open("rb") as lines:
+                    findings, entries = ledger_export.verify(lines)
+            except OSError as error:
+                raise UsageError(f"cannot read {args.file}: {error.strerror}") from error
         return _show(Report(findings=findings, entries=entries), args.json)
     until = _point(getattr(args, "until", None))
     expected = [_expected(text) for text in getattr(args, "expect", [])]

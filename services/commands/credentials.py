@@ -87,10 +87,15 @@ def authenticate(credential: Credential, actor: str, route: str, command: bytes,
         holder = roster.holder_of(credential.connection_key) if roster is not None else None
         raise ActorMismatch(f"this connection is {holder or 'a key the roster does not bind'}, and may act only as "
                             f"itself, not as {actor!r}", "actor")
+    # A token proves its holder before anything else is asked: naming someone else (a human
+    # among them) is then the holder acting as another, not a signature gone missing.
+    proof = None
+    if credential.token is not None and credential.signature is None:
+        proof = _by_token(credential.token, actor, roster)
     if (credential.signature is None or credential.signed_at is None) and human:
         raise BadSignature(f"{actor} is human: a human's commands are signed with the human's key", "signature")
-    if credential.token is not None and credential.signature is None:
-        return _by_token(credential.token, actor, roster)
+    if proof is not None:
+        return proof
     if credential.signature is None or credential.signed_at is None:
         if key is not None:
             raise BadSignature(f"{actor!r} is bound to a key: its commands must be signed with it (over HTTP: or sent with "

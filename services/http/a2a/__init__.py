@@ -27,6 +27,13 @@ METHODS: dict[str, tuple[str, Method]] = {
     **{name: (V1_0, method) for name, method in v1_0.METHODS.items()},
 }
 CARD = {200: ResponseSpec(dict[str, Any], description="the agent card, a JSON object", generate_examples=False)}
+# A JSON-RPC error all the same, but refused at the HTTP layer as well (A2A §4.4).
+REFUSED = {
+    401: ResponseSpec(dict[str, Any], description="who sends is not proven: no bearer token, or one the ledger did "
+                      "not issue (WWW-Authenticate: Bearer)", generate_examples=False),
+    403: ResponseSpec(dict[str, Any], description="who sends is proven, and may not (actor_mismatch, key_revoked, "
+                      "not_human)", generate_examples=False),
+}
 VersionHeader = Annotated[str | None, HeaderParameter(
     name=VERSION_HEADER, required=False, description=f"the A2A version the request speaks: {V1_0}, or {V0_3} (the default)")]
 
@@ -44,7 +51,7 @@ def method_of(name: str, version: str) -> Method:
 def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
     tasks = RatificationTasks(gateway)
 
-    @post("/a2a", status_code=200, tags=["a2a"])
+    @post("/a2a", status_code=200, tags=["a2a"], responses=REFUSED)
     async def rpc(request: Request, a2a_version: VersionHeader = None) -> Response[Any]:
         """JSON-RPC 2.0. A2A 1.0: SendMessage, SendStreamingMessage, GetTask, CancelTask and
         SubscribeToTask; A2A 0.3: tasks/send (message/send), tasks/get, tasks/cancel,

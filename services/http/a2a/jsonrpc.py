@@ -30,11 +30,13 @@ T = TypeVar("T")
 
 
 class RpcError(Exception):
-    """``data``: what names the cause (the ledger's error object, the task id), as flat fields."""
+    """``data``: what names the cause (the ledger's error object, the task id), as flat fields;
+    ``status``: the HTTP status, 200 but where the sender is not proven (401) or may not (403),
+    which A2A answers at the HTTP layer (A2A §4.4)."""
 
-    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None, status: int = 200) -> None:
         super().__init__(message)
-        self.code, self.message, self.data = code, message, data
+        self.code, self.message, self.data, self.status = code, message, data, status
 
 
 class Call(NamedTuple):
@@ -68,7 +70,9 @@ def error_response(rpc_id: Any, error: RpcError, version: str) -> Response[bytes
         metadata = {key: str(value) for key, value in (error.data or {}).items() if value is not None}
         body["data"] = [{"@type": ERROR_INFO, "reason": REASONS[error.code], "domain": "a2a-protocol.org",
                          "metadata": metadata}]
-    return _json({"jsonrpc": "2.0", "id": rpc_id, "error": body})
+    # A 401 names the scheme that proves a sender (RFC 9110 §11.6.1), as the card declares it.
+    challenge = {"WWW-Authenticate": "Bearer"} if error.status == 401 else None
+    return _json({"jsonrpc": "2.0", "id": rpc_id, "error": body}, error.status, challenge)
 
 
 def result_response(rpc_id: Any, result: Any) -> Response[bytes]:
@@ -102,5 +106,5 @@ async def unless_disconnected(request: Request, work: Awaitable[T]) -> T | None:
         gone.cancel()
 
 
-def _json(body: dict[str, Any]) -> Response[bytes]:
-    return Response(msgspec.json.encode(body), status_code=200, media_type=MediaType.JSON)
+def _json(body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response[bytes]:
+    return Response(msgspec.json.encode(body), status_code=status, media_type=MediaType.JSON, headers=headers)

@@ -21,6 +21,7 @@ from athenaeum.events.ratification_commands import CancelRatification, InitRatif
 from athenaeum.projectors import a2a_tasks, ratification_status
 from athenaeum.services.http.a2a.jsonrpc import INVALID_PARAMS, TASK_NOT_CANCELABLE, TASK_NOT_FOUND, Call, RpcError
 from athenaeum.services.commands.reading import read_command
+from athenaeum.services.commands.replies import ErrorBody, http_status
 from athenaeum.services.http.common import Gateway
 from athenaeum.services.views.bucket import BUCKET, kv_key
 
@@ -34,6 +35,13 @@ MAX_TASK_ID = COMMAND_ID_LIMIT - len(a2a_tasks.COMMAND_PREFIX)
 KEEPALIVE_SECONDS = 2.0
 WATCH_FORGOTTEN = 10.0  # seconds
 _JSON = msgspec.json.Decoder()
+
+
+def refusal(code: int, error: ErrorBody) -> RpcError:
+    """The ledger's refusal as a JSON-RPC error; a sender not proven (401) or not allowed (403)
+    is refused at the HTTP layer too, as it is on every other route."""
+    status = http_status(error.code)
+    return RpcError(code, error.message, msgspec.to_builtins(error), status if status in (401, 403) else 200)
 
 
 def a2a_state(document: dict[str, Any]) -> str:
@@ -91,7 +99,7 @@ class RatificationTasks:
         if not reply.ok and reply.error is not None:
             if reply.error.code == "idempotency_key_reused":  # a racing send of this task id won
                 raise RpcError(INVALID_PARAMS, f"task {task_id!r} is already another ratification")
-            raise RpcError(INVALID_PARAMS, reply.error.message, msgspec.to_builtins(reply.error))
+            raise refusal(INVALID_PARAMS, reply.error)
         return await self._document(command.topic, after=reply.position)
 
     async def get(self, task_id: str) -> dict[str, Any]:
@@ -101,7 +109,7 @@ class RatificationTasks:
         topic = await self._existing(task_id)
         reply = await self.gateway.send(request, CancelRatification(topic=topic))
         if not reply.ok and reply.error is not None:
-            raise RpcError(TASK_NOT_CANCELABLE, reply.error.message, msgspec.to_builtins(reply.error))
+            raise refusal(TASK_NOT_CANCELABLE, reply.error)
         return await self._document(topic, after=reply.position)
 
     async def changes(self, topic: str, since: str | None = None) -> AsyncIterator[dict[str, Any] | None]:
