@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
+
+from eventsourcing.persistence import Mapper
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Member
@@ -40,10 +42,36 @@ from athenaeum.services.views.read_models import ReadModelStore
 READ_BATCH = 1000
 
 
+class Reading(NamedTuple):
+    """Where an audit reads a ledger: its entries in order, how its events decode, and its id
+    (which signatures name). A live ledger's by default; an export's, offline (``export.verify``)."""
+
+    entries: Callable[[], Iterator[Entry]]
+    mapper: Mapper[Any]
+    ledger_id: str
+
+
+def reading_of(app: AthenaeumApplication) -> Reading:
+    """The ledger ``app`` stores, read in batches, the next read while this one is audited."""
+
+    def entries() -> Iterator[Entry]:
+        read = app.recorder.select_messages  # type: ignore[attr-defined]
+        with ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-read") as reader:
+            batch = read(1, READ_BATCH)
+            while True:
+                ahead = reader.submit(read, batch[-1].seq + 1, READ_BATCH) if len(batch) == READ_BATCH else None
+                yield from map(Entry.of, batch)
+                if ahead is None:
+                    return
+                batch = ahead.result()
+
+    return Reading(entries, app.mapper, app.recorder.log.ledger_id)  # type: ignore[attr-defined]
+
+
 class Audit:
     def __init__(
         self,
-        app: AthenaeumApplication,
+        app: AthenaeumApplication | None,
         humans: frozenset[str] = frozenset(),
         live: ReadModelStore | None = None,
         clock: Callable[[], datetime] = utc_now,
@@ -52,12 +80,16 @@ class Audit:
         keep_history: bool = False,
         outside: KeptOutside | None = None,
         bucket: BucketCheck | None = None,
+        reading: Reading | None = None,
     ) -> None:
         """``humans``: the deployment's human principals, if known: then the audit also checks
         that what was decided as from a human was. ``outside``: what is kept outside the ledger
         to check it against (its anchors, its snapshots). ``bucket``: the views bucket, read
         before the replay, to compare with the views it rebuilds."""
-        self.app = app
+        if reading is None:
+            assert app is not None, "an audit reads an application's ledger, or the one its reading gives"
+            reading = reading_of(app)
+        self.reading = reading
         self.outside = outside or KeptOutside()
         self.live = live
         self.clock = clock
@@ -78,13 +110,13 @@ class Audit:
         self.last_time: datetime | None = None
         # Every aggregate's events, for those who render records from them (replay).
         self.history: dict[str, list[Event]] | None = {} if keep_history else None
-        self.decisions = Decisions(self.states, self.members, humans, app.recorder.log.ledger_id)  # type: ignore[attr-defined]
+        self.decisions = Decisions(self.states, self.members, humans, reading.ledger_id)
 
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         """The ledger as of a position or a time. A command is atomic: one whose first event is
         within the cut is taken whole, even where its last event lies past the position."""
         with self.decisions.signatures:
-            for entry in self._entries():
+            for entry in self.reading.entries():
                 continuing = self.pending is not None and self.pending.continued_by(entry)
                 if until_position is not None and entry.position > until_position and not continuing:
                     break
@@ -120,18 +152,6 @@ class Audit:
         if self.family is not None:
             self.report.findings = [f for f in self.report.findings if f.family == self.family]
         return self.report
-
-    def _entries(self) -> Iterator[Entry]:
-        """Every entry, in order; the next batch is read while this one is audited."""
-        read = self.app.recorder.select_messages  # type: ignore[attr-defined]
-        with ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-read") as reader:
-            batch = read(1, READ_BATCH)
-            while True:
-                ahead = reader.submit(read, batch[-1].seq + 1, READ_BATCH) if len(batch) == READ_BATCH else None
-                yield from map(Entry.of, batch)
-                if ahead is None:
-                    return
-                batch = ahead.result()
 
     def _check_position(self, entry: Entry) -> None:
         """Positions run from 1 without a hole: nothing is ever removed from the ledger."""
@@ -173,7 +193,7 @@ class Audit:
 
     def _decoded(self, entry: Entry) -> Event | None:
         try:
-            event = entry.event(self.app.mapper)
+            event = entry.event(self.reading.mapper)
         except Unreadable as unreadable:
             self._hard(unreadable.code, entry, unreadable.message)
             return None

@@ -4,21 +4,26 @@ Each line is one entry of the stream, in order: its position, subject, the heade
 meaning (an event's version and tag, the record of the command that appended it), the exact
 stored payload, and, for reading, the decoded event and command. ``verify`` recomputes the
 running digest from the lines alone, checks every checkpoint among them and the end line, and
-that what each line says it decodes to is what its bytes hold: no server at all.
+that what each line says it decodes to is what its bytes hold, and audits the ledger they hold
+as ``audit`` does, every command decided again: no server at all.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import collections
+import itertools
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
 import msgspec
+from eventsourcing.persistence import JSONTranscoder
 
-from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.application import AthenaeumApplication, EventMapper
 from athenaeum.events.ledger import LedgerCheckpoint
+from athenaeum.services.audit.auditor import Audit, Reading
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.proofs import Proofs
 from athenaeum.services.audit.commands import Appended
@@ -87,68 +92,113 @@ def _described(entry: Entry, event: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
-    """Findings for the export's lines, and how many entries they hold."""
-    findings: list[Finding] = []
-    digest: Digest | None = None
-    end: Digest | None = None
-    digests: dict[int, tuple[str, int]] = {}
-    entries = checkpoints = 0
-    previous = 0
-    proofs = Proofs()
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        try:
-            line: dict[str, Any] = msgspec.json.decode(raw)
-            if digest is None and "export" in line:
-                digest = _start(line["export"], number, findings)
-                proofs.ledger_id = str(line["export"].get("ledger", ""))
+    """Findings for the export's lines, and how many entries they hold. An export of the whole
+    ledger (from position 1) is also audited as ``audit`` audits a live one, offline: each
+    command decided again on the state before it must give the events its lines hold. (Anyone
+    can recompute an export's digests; nobody can make a signed command decide otherwise.)"""
+    checked = _Checked()
+    entries = checked.entries(lines)
+    first = next(entries, None)
+    decided: list[Finding] = []
+    if first is not None and checked.since == 1:
+        rest = itertools.chain([first], entries)
+        audit = Audit(None, reading=Reading(lambda: rest, EventMapper(JSONTranscoder()), checked.ledger_id))
+        decided = [finding for finding in audit.run().findings if finding.severity == "HARD"]
+    else:
+        collections.deque(entries, maxlen=0)  # the lines' own checks, to the end
+    findings = checked.finish()
+    said = {(finding.code, finding.position) for finding in findings}
+    findings += [finding for finding in decided if (finding.code, finding.position) not in said]
+    if first is not None and checked.since != 1:
+        findings.append(Finding("WARN", "not_decided_again", "export", "*", None,
+                                f"an export from position {checked.since}: its commands cannot be decided again "
+                                "without the history before it (export the whole ledger for that)"))
+    return findings, checked.count
+
+
+class _Checked:
+    """What the lines alone say: each is what it claims to hold, in order, signed where it
+    must be, chained into the digests its checkpoints and its end line give."""
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.digest: Digest | None = None
+        self.end: Digest | None = None
+        self.digests: dict[int, tuple[str, int]] = {}
+        self.count = self.checkpoints = self.previous = 0
+        self.proofs = Proofs()
+        self.since = 1
+        self.ledger_id = ""
+
+    def entries(self, lines: Iterable[bytes]) -> Iterator[Entry]:
+        """Each line's entry, once checked; lines that are none are findings instead."""
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
                 continue
-            if digest is not None and end is None and "end" in line:
-                end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
+            try:
+                line: dict[str, Any] = msgspec.json.decode(raw)
+                if self.digest is None and "export" in line:
+                    self.digest = _start(line["export"], number, self.findings)
+                    self.ledger_id = self.proofs.ledger_id = str(line["export"].get("ledger", ""))
+                    self.since = int(line["export"].get("since", 1))
+                    continue
+                if self.digest is not None and self.end is None and "end" in line:
+                    self.end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
+                    continue
+                entry = Entry.made(int(line["position"]), str(line["subject"]), _headers(line["headers"]),
+                                   _bytes_of(line))
+            except (msgspec.DecodeError, KeyError, TypeError, ValueError, binascii.Error) as error:
+                self.findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None,
+                                             f"not an export line: {error}"))
                 continue
-            entry = Entry.made(int(line["position"]), str(line["subject"]), _headers(line["headers"]), _bytes_of(line))
-        except (msgspec.DecodeError, KeyError, TypeError, ValueError, binascii.Error) as error:
-            findings.append(Finding("HARD", "undecodable", "export", f"line {number}", None, f"not an export line: {error}"))
-            continue
-        if digest is None:
+            self._check(number, line, entry)
+            yield entry
+
+    def _check(self, number: int, line: dict[str, Any], entry: Entry) -> None:
+        findings = self.findings
+        if self.digest is None:
             findings.append(Finding("HARD", "no_start", "export", f"line {number}", None,
                                     "the export does not begin with its export line"))
-            digest = Digest()
-        if end is not None:
+            self.digest = Digest()
+        if self.end is not None:
             findings.append(Finding("HARD", "after_end", "export", entry.subject, entry.position,
                                     f"line {number} comes after the export's end line"))
-        if entry.position <= previous:
+        if entry.position <= self.previous:
             findings.append(Finding("HARD", "out_of_order", "export", entry.subject, entry.position,
-                                    f"line {number}: position {entry.position} does not follow {previous}"))
-        previous = entry.position
+                                    f"line {number}: position {entry.position} does not follow {self.previous}"))
+        self.previous = entry.position
         if _described(entry, _decoded(entry.payload) if entry.kind == "event" else None) != line:
             findings.append(Finding("HARD", "line_mismatch", "export", entry.subject, entry.position,
                                     f"line {number}: what it says it holds (the event, the command, the time) is "
                                     "not what its bytes and headers hold"))
-        entries += 1
-        findings += proofs.check(entry)
+        self.count += 1
+        findings += self.proofs.check(entry)
+        digest = self.digest
         digest.update(entry)
-        digests[digest.count] = (digest.sha256, entry.position)
+        self.digests[digest.count] = (digest.sha256, entry.position)
         if entry.kind == "event" and entry.topic == _CHECKPOINT:
-            checkpoints += 1
+            self.checkpoints += 1
             try:
                 checkpoint = msgspec.json.decode(entry.payload, type=LedgerCheckpoint)
             except msgspec.DecodeError as error:
                 findings.append(Finding("HARD", "undecodable", "ledger", entry.subject, entry.position, str(error)))
-                continue
-            computed = digests.get(checkpoint.count)
-            if computed is None and checkpoint.count <= digest.count - entries:
-                continue  # covers only entries before this export began
+                return
+            computed = self.digests.get(checkpoint.count)
+            if computed is None and checkpoint.count <= digest.count - self.count:
+                return  # covers only entries before this export began
             if computed != (checkpoint.sha256, checkpoint.position):
                 findings.append(Finding("HARD", "checkpoint_mismatch", "ledger", entry.subject, entry.position,
                                         f"the lines before this checkpoint (the first {checkpoint.count} entries) do "
                                         "not give its digest: an earlier line was changed, removed or added"))
-            digests = {count: value for count, value in digests.items() if count > checkpoint.count}
-    findings += _ending(digest, end)
-    if checkpoints == 0 and entries:
-        findings.append(Finding("WARN", "no_checkpoint", "export", "*", None, "the export holds no checkpoint to verify"))
-    return findings, entries
+            self.digests = {count: value for count, value in self.digests.items() if count > checkpoint.count}
+
+    def finish(self) -> list[Finding]:
+        """The findings, with what the first and last lines say of the export as a whole."""
+        findings = self.findings + _ending(self.digest, self.end)
+        if self.checkpoints == 0 and self.count:
+            findings.append(Finding("WARN", "no_checkpoint", "export", "*", None,
+                                    "the export holds no checkpoint to verify"))
+        return findings
 
 
 def _start(header: Any, number: int, findings: list[Finding]) -> Digest:

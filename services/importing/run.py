@@ -3,7 +3,9 @@ run) send each importable one as its family's import command, as the importer.""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from athenaeum.events.commands import Command
@@ -16,6 +18,8 @@ from athenaeum.services.importing import (
 from athenaeum.services.importing.discovery import Found, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Log, Record
+
+IN_FLIGHT = 16  # calls of ``send`` at once
 
 
 def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
@@ -79,20 +83,42 @@ def _thread_status(command: ImportThread | None) -> str | None:
     return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
 
 
-def send_all(found: list[Record], send: Callable[[Command], Reply],
-             advance: Callable[[int], None] = lambda done: None) -> list[str | None]:
-    """Each importable record sent; what became of each, in the records' order (not by key: two
-    records may share one, as two wikis' pages of one path): the position it was recorded at,
-    ``unchanged`` when it was imported before, or the refusal; None for one not sent."""
-    outcomes: list[str | None] = []
-    for done, record in enumerate(found, start=1):
-        outcome = None
+def send_all(found: list[Record], send: Callable[[list[Command]], list[Reply]],
+             advance: Callable[[int], None] = lambda done: None, in_flight: int = IN_FLIGHT,
+             together: int = 1) -> list[str | None]:
+    """Each importable record sent, ``together`` to one call of ``send`` (which answers a reply
+    each) and ``in_flight`` calls at once (from as many threads); what became of each, in the
+    records' order (not by key: two records may share one, as two wikis' pages of one path):
+    the position it was recorded at, ``unchanged`` when it was imported before, or the
+    refusal; None for one not sent. Records that share a key are sent one after the other, in
+    their order; the others do not wait on each other."""
+    outcomes: list[str | None] = [None] * len(found)
+    waves: list[list[int]] = []  # the first record of each key, then the second, ...
+    sent: Counter[str] = Counter()
+    for index, record in enumerate(found):
         if record.command is not None:
-            reply = send(record.command)
-            if reply.ok:
-                outcome = f"recorded at {reply.position}" if reply.position else "unchanged"
-            elif reply.error is not None:
-                outcome = f"refused: {reply.error.code}: {reply.error.message}"
-        outcomes.append(outcome)
-        advance(done)
+            if sent[record.ref] == len(waves):
+                waves.append([])
+            waves[sent[record.ref]].append(index)
+            sent[record.ref] += 1
+    finished = len(found) - sum(map(len, waves))
+    pool = ThreadPoolExecutor(in_flight, thread_name_prefix="import")
+    try:
+        for wave in waves:
+            chunks = [wave[start:start + together] for start in range(0, len(wave), together)]
+            answered = pool.map(lambda chunk: send([found[index].command for index in chunk]), chunks)
+            for chunk, replies in zip(chunks, answered):
+                for index, reply in zip(chunk, replies):
+                    outcomes[index] = _outcome(reply)
+                finished += len(chunk)
+                advance(finished)
+    finally:
+        pool.shutdown(cancel_futures=True)  # a send that raised: the ones not begun are not sent
+    return outcomes
+
+
+def _outcome(reply: Reply) -> str | None:
+    if reply.ok:
+        return f"recorded at {reply.position}" if reply.position else "unchanged"
+    return f"refused: {reply.error.code}: {reply.error.message}" if reply.error is not None else None
     return outcomes
