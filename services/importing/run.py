@@ -83,15 +83,13 @@ def _thread_status(command: ImportThread | None) -> str | None:
     return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
 
 
-def send_all(found: list[Record], send: Callable[[list[Command]], list[Reply]],
-             advance: Callable[[int], None] = lambda done: None, in_flight: int = IN_FLIGHT,
-             together: int = 1) -> list[str | None]:
-    """Each importable record sent, ``together`` to one call of ``send`` (which answers a reply
-    each) and ``in_flight`` calls at once (from as many threads); what became of each, in the
-    records' order (not by key: two records may share one, as two wikis' pages of one path):
-    the position it was recorded at, ``unchanged`` when it was imported before, or the
-    refusal; None for one not sent. Records that share a key are sent one after the other, in
-    their order; the others do not wait on each other."""
+def send_all(found: list[Record], send: Callable[[Command], Reply],
+             advance: Callable[[int], None] = lambda done: None, in_flight: int = IN_FLIGHT) -> list[str | None]:
+    """Each importable record sent, ``in_flight`` at once (from as many threads); what became
+    of each, in the records' order (not by key: two records may share one, as two wikis' pages
+    of one path): the position it was recorded at, ``unchanged`` when it was imported before,
+    or the refusal; None for one not sent. Records that share a key are sent one after the
+    other, in their order; the others do not wait on each other."""
     outcomes: list[str | None] = [None] * len(found)
     waves: list[list[int]] = []  # the first record of each key, then the second, ...
     sent: Counter[str] = Counter()
@@ -105,12 +103,9 @@ def send_all(found: list[Record], send: Callable[[list[Command]], list[Reply]],
     pool = ThreadPoolExecutor(in_flight, thread_name_prefix="import")
     try:
         for wave in waves:
-            chunks = [wave[start:start + together] for start in range(0, len(wave), together)]
-            answered = pool.map(lambda chunk: send([found[index].command for index in chunk]), chunks)
-            for chunk, replies in zip(chunks, answered):
-                for index, reply in zip(chunk, replies):
-                    outcomes[index] = _outcome(reply)
-                finished += len(chunk)
+            for index, reply in zip(wave, pool.map(lambda index: send(found[index].command), wave)):
+                outcomes[index] = _outcome(reply)
+                finished += 1
                 advance(finished)
     finally:
         pool.shutdown(cancel_futures=True)  # a send that raised: the ones not begun are not sent
