@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -56,13 +57,16 @@ def test_the_cluster_has_three_nodes_that_fsync_every_write(compose: dict) -> No
 def test_nats_nodes_include_the_accounts_and_the_services_connect_with_their_key_as_secrets(compose: dict) -> None:
     secrets = compose["secrets"]
     assert secrets["nats_accounts"]["file"] == "./deploy/secrets/accounts.conf"
+    assert secrets["nats_cluster"]["file"] == "./deploy/secrets/cluster.conf"
     for name, service in compose["services"].items():
         if name.startswith("nats-"):
             assert {"source": "nats_accounts", "target": "/etc/nats/accounts.conf"} in service["secrets"]
+            assert {"source": "nats_cluster", "target": "/etc/nats/cluster.conf"} in service["secrets"]
         elif service.get("image") == "athenaeum:latest":
             assert "athenaeum_service_key" in service["secrets"]
             assert service["environment"]["ATHENAEUM_NATS_KEY"] == "/run/secrets/athenaeum_service_key"
-    assert 'include "accounts.conf"' in (ROOT / "deploy" / "nats.conf").read_text()
+    conf = (ROOT / "deploy" / "nats.conf").read_text()
+    assert 'include "accounts.conf"' in conf and 'include "cluster.conf"' in conf[conf.index("cluster {"):]
 
 
 def test_the_accounts_key_accounts_writes_make_deploy_nats_conf_valid(tmp_path: Path) -> None:
@@ -70,7 +74,8 @@ def test_the_accounts_key_accounts_writes_make_deploy_nats_conf_valid(tmp_path: 
     done = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets)], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
-    assert stat.S_IMODE((secrets / "service.nk").stat().st_mode) == 0o600
+    for secret in ("service.nk", "cluster.conf", "route.secret"):
+        assert stat.S_IMODE((secrets / secret).stat().st_mode) == 0o600, secret
     (secrets / "nats.conf").write_text((ROOT / "deploy" / "nats.conf").read_text())
     checked = subprocess.run([str(find_binary()), "-t", "-c", str(secrets / "nats.conf")], capture_output=True, text=True,
                              timeout=60)
@@ -117,3 +122,47 @@ def test_a_deployments_own_server_admits_the_humans_then_the_roster_once_its_acc
         serve.wait(timeout=30)
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_the_cluster_admits_its_own_routes_and_refuses_a_server_without_their_credential(tmp_path: Path) -> None:
+    """Two nodes with the cluster.conf ``key accounts`` writes route to each other; a third
+    server reaching their cluster port without the routes' password is refused, so it cannot
+    publish into the ledger's account as a route could."""
+    ports = {name: (free_port(), free_port(), free_port()) for name in ("n1", "n2", "rogue")}  # client, route, monitor
+    routes = ",".join(f"127.0.0.1:{ports[name][1]}" for name in ("n1", "n2"))
+    secrets = tmp_path / "secrets"
+    done = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets), "--routes", routes],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    bad = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets), "--routes", "nats-1"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--routes" in bad.stderr
+    servers = []
+    try:
+        for name, (client, route, monitor) in ports.items():
+            cluster = ('include "cluster.conf"' if name != "rogue"  # beside it, as compose mounts it
+                       else f"routes: [nats-route://127.0.0.1:{ports['n1'][1]}]")
+            conf = secrets / f"{name}.conf"
+            conf.write_text(f"listen: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\nserver_name: {name}\n"
+                            f"cluster {{\n  name: athenaeum\n  listen: 127.0.0.1:{route}\n  {cluster}\n}}\n")
+            servers.append(subprocess.Popen([str(find_binary()), "-c", str(conf)], stderr=subprocess.DEVNULL))
+
+        def routed(name: str) -> list[str]:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{ports[name][2]}/routez", timeout=5) as answer:
+                    return sorted({route["remote_name"] for route in json.load(answer)["routes"]})
+            except OSError:
+                return []
+
+        deadline = time.monotonic() + 20
+        while routed("n1") != ["n2"] and time.monotonic() < deadline:
+            time.sleep(0.1)  # poll interval of a bounded wait for the routes
+        assert routed("n1") == ["n2"] and routed("n2") == ["n1"]
+        deadline = time.monotonic() + 3  # the rogue retries its route every second: it is given a few tries
+        while time.monotonic() < deadline:
+            assert routed("n1") == ["n2"] and routed("rogue") == []
+            time.sleep(0.2)  # poll interval: the refusal must hold, not merely happen once
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=10)

@@ -15,6 +15,7 @@ from athenaeum.events.commands import Command
 from athenaeum.events.fleet_commands import IssueToken, RegisterAgent, RevokeAgent, RevokeToken, RotateKey
 from athenaeum.services.cli.listing import add_list_verb, list_query
 from athenaeum.services.cli.args import UsageError, agent
+from athenaeum.services.cli.nats_accounts import COMPOSE_ROUTES
 from athenaeum.services.commands.credentials import token_sha256
 from athenaeum.services.identity.keys import (
     KeyProblem, key_pair, key_path, new_seed, public_key, read_key, verifier, write_seed,
@@ -40,6 +41,8 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     accounts.add_argument("--nats", help="admit every key the roster of the ledger there binds (URL[,URL...])")
     accounts.add_argument("--admit", action="append", default=[], metavar="PUBLIC_KEY",
                           help="admit this public key too (a human's, before the ledger records it); repeatable")
+    accounts.add_argument("--routes", default=",".join(COMPOSE_ROUTES), metavar="HOST:PORT[,...]",
+                          help="the cluster's nodes, for its cluster.conf (default: compose's three)")
 
     roster = subparsers.add_parser("agent", help="the fleet roster: principals and their keys")
     verbs = roster.add_subparsers(dest="verb", required=True, metavar="VERB")

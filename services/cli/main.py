@@ -38,7 +38,7 @@ from athenaeum.services.cli import output
 from athenaeum.services.cli.examples import EXAMPLES
 from athenaeum.services.cli.next_steps import command_for
 from athenaeum.services.cli.parser import Parser, VerbUsageError, explained
-from athenaeum.services.cli.nats_accounts import write_accounts
+from athenaeum.services.cli.nats_accounts import write_accounts, write_cluster
 from athenaeum.services.client import SyncClient, Unreachable
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
@@ -186,6 +186,7 @@ def _main(argv: list[str] | None) -> int:
             if args.verb == "accounts":
                 stream = os.environ.get(JetStreamFactory.STREAM, DEFAULT_STREAM)
                 print(f"athenaeum: {write_accounts(args.out, args.nats, args.admit, stream)}", file=sys.stderr)
+                print(f"athenaeum: {write_cluster(args.out, args.routes.split(','))}", file=sys.stderr)
             else:
                 print(cli_agent.new_key(args, data_dir))
         except UsageError as error:
