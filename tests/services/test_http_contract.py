@@ -41,6 +41,8 @@ BEYOND_A_SCHEMA = {
     "content": "an edit that leaves the page's content as it is",
     "ruling": "a rule ruling on a trigger other than a contradiction",
     "contradictionResolution": "a resolution with a rule ruling only, and two different findings",
+    "electorate": "an imported open proposal's, empty or naming an agent twice (a closed one's is its voters, maybe none)",
+    "acks": "an imported proposal's votes, one per agent of its electorate, acks and nacks together",
 }
 EXAMPLES = 6  # per operation: about a minute on two cores
 
