@@ -58,7 +58,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, common: argparse.ArgumentP
     revoke = verbs.add_parser("revoke", parents=[common], help="end a principal's key (itself or a human)")
     revoke.add_argument("name")
     revoke.add_argument("--reason", default="")
-    add_list_verb(verbs, common, "the fleet's principals", ["active", "dormant", "human"], involved=False)
+    add_list_verb(verbs, common, "the fleet's principals", ["active", "dormant", "human", "revoked"], involved=False)
     token = verbs.add_parser("token", parents=[common],
                              help="issue an HTTP bearer token for an agent, shown once (itself or a human)")
     token.add_argument("name")

@@ -38,6 +38,8 @@ def _shown(value: Any) -> Any:
 
 
 def _agent_status(document: Document) -> str:
+    if document.get("revoked_at"):
+        return "revoked"  # whether human or not: it can never act again
     if document["human"]:
         return "human"
     return "dormant" if document.get("dormant_since") and document.get("returned_at") is None else "active"
@@ -60,7 +62,7 @@ LISTINGS = {
         page_status.VIEW, "page", ("page", "rev", "lifecycle", "author", "disputes"),
         lambda d: [d.get("author")], lambda d: d.get("lifecycle", "")),
     "agent": Listing(
-        fleet_activity.VIEW, "agent", ("name", "human", "registered_at", "last_active", "dormant_since"),
+        fleet_activity.VIEW, "agent", ("name", "human", "registered_at", "last_active", "dormant_since", "revoked_at"),
         lambda d: [d.get("name")], _agent_status),
 }
 

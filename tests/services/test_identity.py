@@ -120,6 +120,8 @@ def test_a_rotated_key_and_a_revoked_one_and_what_they_signed_before(ledger: Ser
     assert ledger.run("agent", "revoke", "bob", "--reason", "left " * 6000, actor="bob").returncode == 0
     done = ledger.run(*vote, actor="bob")
     assert done.returncode == 3 or json.loads(done.stdout)["error"]["code"] == "key_revoked", done.stdout
+    revoked = json.loads(ledger.run("agent", "list", "--status", "revoked", "--json", actor="alice").stdout)
+    assert [(row["name"], bool(row["revoked_at"])) for row in revoked["items"]] == [("bob", True)], revoked
     code, report = audit(ledger)
     assert code == 0 and not hard(report), report  # what alice signed with her old key holds
     path = tmp_path / "ledger.jsonl"
