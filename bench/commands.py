@@ -7,8 +7,9 @@ Figures, each against raw JetStream publish-with-ack measured in the same run on
 server: accepted votes per second through NATS, each signed by its agent's registered key on
 its agent's own connection, sequentially and from 32 concurrent clients on distinct topics
 (ratifications of nine agents, opened beforehand); the same sequential votes against those of
-a serve on a server that authenticates nobody, from agents no key binds; a command of two events (a task's completion after a clean review: one
-atomic batch); the p50/p99 time from a vote's reply until ``check`` reflects it; and the p50/p99
+a serve on a server that authenticates nobody, from agents no key binds, in alternating rounds
+(both serves up throughout, so that whatever else the machine does weighs on both alike); a
+command of two events (a task's completion after a clean review: one atomic batch); the p50/p99 time from a vote's reply until ``check`` reflects it; and the p50/p99
 latency of a read, consistent by default (it waits until the views reach the ledger's head as it
 stood when the read came) against one that waits for nothing (``after=0``), on an idle system
 and while the 32 clients vote; and a vote's latency while 32 reads at a time flood the query
@@ -30,7 +31,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from typing import NamedTuple
 from pathlib import Path
 
 import msgspec
@@ -77,8 +79,8 @@ async def floor_rates(url: str, count: int, clients: int, key: str) -> tuple[flo
         for n in numbers:
             await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
 
-    async with running(sys.executable, "-m", "bench.floor", url, key) as ready:
-        assert ready.startswith("floor ready"), ready
+    async with running(sys.executable, "-m", "bench.floor", url, key) as floor:
+        assert floor.ready.startswith("floor ready"), floor.ready
         started = time.perf_counter()
         await requests(range(count))
         sequential = count / (time.perf_counter() - started)
@@ -90,21 +92,24 @@ async def floor_rates(url: str, count: int, clients: int, key: str) -> tuple[flo
     return sequential, concurrent
 
 
+class Started(NamedTuple):
+    ready: str  # the process's first line
+    pid: int
+
+
 @contextlib.asynccontextmanager
-async def running(*command: str, pid: list[int] | None = None) -> AsyncIterator[str]:
-    """A process, from its ready line (its first) until it is stopped on leaving; its id is
-    put in ``pid``, if given."""
+async def running(*command: str) -> AsyncIterator[Started]:
+    """A process, from its ready line (its first) until it is stopped on leaving."""
     process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
-    if pid is not None:
-        pid.append(process.pid)
     try:
         assert process.stdout is not None
-        yield (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        yield Started((await asyncio.wait_for(process.stdout.readline(), 60)).decode(), process.pid)
     finally:
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
 
 
+ROUNDS = 4  # of sequential votes each way, signed and not, in turns
 ROSTER = [f"agent-{n}" for n in range(9)]  # a fleet's ratification: nine agents, as quorum's presets count
 HUMAN = "bench-human"
 Clients = dict[str, AthenaeumClient]  # each agent's own connection (one for all, where nothing proves who)
@@ -172,8 +177,8 @@ async def flooded(clients: Clients, count: int, url: str, key: str, readers: int
     cast = everyone(await ballots(clients, "flood", -(-2 * count // len(ROSTER))), 2 * count)
     await caught_up(clients[ROSTER[0]], 0)
     idle = await vote_latencies(clients, cast[:count])
-    async with running(sys.executable, "-m", "bench.flood", url, key, str(readers)) as ready:
-        assert ready.startswith("flood ready"), ready
+    async with running(sys.executable, "-m", "bench.flood", url, key, str(readers)) as flood:
+        assert flood.ready.startswith("flood ready"), flood.ready
         loaded = await vote_latencies(clients, cast[count:])
     return idle, loaded
 
@@ -184,27 +189,50 @@ async def caught_up(client: AthenaeumClient, position: int) -> None:
     await client.query("check", agent=ROSTER[0], **({"after": position} if position else {}))
 
 
-async def sequential_rate(clients: Clients, count: int, name: str) -> float:
+async def prepared(clients: Clients, count: int, name: str) -> list[tuple[str, str]]:
+    """The (topic, agent) of ``count`` votes on ballots opened for them, the views caught up."""
     cast = everyone(await ballots(clients, name, -(-count // len(ROSTER))), count)
     await caught_up(clients[ROSTER[0]], 0)
-    started = time.perf_counter()
-    accepted, position = await votes(clients, cast)
-    rate = accepted / (time.perf_counter() - started)
-    await caught_up(clients[ROSTER[0]], position)
-    return rate
+    return cast
 
 
-async def unsigned_rate(count: int, directory: str) -> float:
-    """Sequential votes through a serve on a server that authenticates nobody, from agents no
-    key binds: what the same votes cost with no identity at all."""
+@contextlib.asynccontextmanager
+async def unidentified(directory: str) -> AsyncIterator[Clients]:
+    """A serve on a server that authenticates nobody, and the agents' one client, which no key
+    binds: where the same votes cost what they do with no identity at all."""
     with NatsServer(store_dir=Path(directory) / "nats") as plain:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", str(Path(directory) / "home"),
                  "--no-http", "--nats", plain.url)
         async with running(*serve):
             client = await AthenaeumClient.connect(plain.url, ROSTER[0])
-            rate = await sequential_rate(dict.fromkeys(ROSTER, client), count, "unsigned")
+            yield dict.fromkeys(ROSTER, client)
             await client.close()
-    return rate
+
+
+class Sequential(NamedTuple):
+    signed: float  # votes/s, each signed by its agent's key
+    unsigned: float  # votes/s, with no identity at all
+    cpu: dict[str, float]  # each process's CPU milliseconds per signed vote
+
+
+async def sequential_rates(signed: Clients, unsigned: Clients, count: int, meter: CpuMeter) -> Sequential:
+    """``count`` votes one after another each way, in alternating rounds, so that whatever else
+    the machine does weighs on both alike; the CPU is counted over the signed votes alone."""
+    accepted = {"signed": 0, "unsigned": 0}
+    seconds = {"signed": 0.0, "unsigned": 0.0}
+    cpu = dict.fromkeys(meter.read(), 0.0)
+    for round_ in range(ROUNDS):
+        for way, clients in (("signed", signed), ("unsigned", unsigned)):
+            cast = await prepared(clients, count // ROUNDS, f"{way}-{round_}")
+            before, started = meter.read(), time.perf_counter()
+            done, position = await votes(clients, cast)
+            seconds[way] += time.perf_counter() - started
+            accepted[way] += done
+            if way == "signed":
+                cpu = {name: spent + meter.read()[name] - before[name] for name, spent in cpu.items()}
+            await caught_up(clients[ROSTER[0]], position)
+    per_vote = {name: spent * 1000 / max(accepted["signed"], 1) for name, spent in cpu.items()}
+    return Sequential(accepted["signed"] / seconds["signed"], accepted["unsigned"] / seconds["unsigned"], per_vote)
 
 
 async def completions(client: AthenaeumClient, count: int) -> float:
@@ -258,15 +286,8 @@ class CpuMeter:
         self.processes = {"nats-server": server, "serve": serve, "clients": psutil.Process()}
 
     def read(self) -> dict[str, float]:
+        """Each process's CPU seconds so far."""
         return {name: sum(process.cpu_times()[:2]) for name, process in self.processes.items()}
-
-    @contextlib.contextmanager
-    def per(self, count: list[int], into: dict[str, float]) -> Iterator[None]:
-        """Fill ``into`` with each process's CPU milliseconds per unit of work done inside, of
-        which there were ``count[0]`` once it is done."""
-        before = self.read()
-        yield
-        into.update({name: (spent - before[name]) * 1000 / max(count[0], 1) for name, spent in self.read().items()})
 
 
 def percentiles(latencies: list[float]) -> tuple[float, float]:
@@ -281,20 +302,19 @@ async def run(count: int, clients: int) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--humans", HUMAN)
-        serve_pid: list[int] = []
-        async with running(*serve, pid=serve_pid) as ready:
-            url = ready.split("nats=")[1].split()[0]
+        async with running(*serve) as served, unidentified(str(Path(home) / "plain")) as unsigned_agents:
+            url = served.ready.split("nats=")[1].split()[0]
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
-            meter, raw_cpu, vote_cpu = CpuMeter(serve_pid[0]), {}, {}
-            with meter.per([count], raw_cpu):
-                raw = await raw_rate(url, count, service)
+            meter = CpuMeter(served.pid)
+            before = meter.read()
+            raw = await raw_rate(url, count, service)
+            raw_cpu = {name: (spent - before[name]) * 1000 / count for name, spent in meter.read().items()}
             floor, floor_concurrent = await floor_rates(url, count, clients, service)
             # Each client, nine agents of its own voting on its own ratifications, on a connection each.
             fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
             agents = await enrolled(url, home, [*ROSTER, *(name for roster in fleet for name in roster), "ops"])
             first = agents[ROSTER[0]]
-            with meter.per([count], vote_cpu):
-                sequential = await sequential_rate(agents, count, "sequential")
+            sequential = await sequential_rates(agents, unsigned_agents, count, meter)
             per_client = max(count // clients, 2)
             casts = []
             for n, roster in enumerate(fleet):
@@ -317,17 +337,17 @@ async def run(count: int, clients: int) -> None:
             await votes(agents, cast, latencies)
             for client in agents.values():
                 await client.close()
-        unsigned = await unsigned_rate(count, str(Path(home) / "plain"))
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"
     print(line.format("floor: a request making one publish", floor, raw, floor / raw))
     print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
-    print(line.format("accepted votes/s, sequential", sequential, raw, sequential / raw))
+    print(line.format("accepted votes/s, sequential", sequential.signed, raw, sequential.signed / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
     print("{:<44} {:>10,.0f}   no identity at all {:>10,.0f}   ratio {:.2f}x".format(
-        "accepted votes/s, sequential, signed", sequential, unsigned, sequential / unsigned))
+        "accepted votes/s, sequential, signed", sequential.signed, sequential.unsigned,
+        sequential.signed / sequential.unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
-    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", vote_cpu)):
+    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", sequential.cpu)):
         print("{:<44} {}   all {:.2f}".format(name, "   ".join(f"{process} {ms:.2f}" for process, ms in spent.items()),
                                                 sum(spent.values())))
     (idle50, idle99), (flood50, flood99) = percentiles(idle_votes), percentiles(flooded_votes)
