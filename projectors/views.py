@@ -35,12 +35,13 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) 
 
 def project_all(projectors: tuple[Projector, ...], event: Any, lookup: Lookup) -> list[Change]:
     """Every projector's changes for ``event``; later projectors see earlier ones' changes."""
-    pending: dict[tuple[str, str], Document | None] = {}
+    pending: dict[tuple[str, str], Change] = {}
 
     def overlaid(view: str, key: str) -> Document | None:
-        return pending[(view, key)] if (view, key) in pending else lookup(view, key)
+        change = pending.get((view, key))
+        return lookup(view, key) if change is None else change.document
 
     for projector in projectors:
         for change in projector(event, overlaid):
-            pending[(change.view, change.key)] = change.document
-    return [Change(view, key, document) for (view, key), document in pending.items()]
+            pending[(change.view, change.key)] = change
+    return list(pending.values())

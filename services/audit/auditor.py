@@ -15,7 +15,6 @@ fails on the way, on history forged to hold anything, is a finding at its entry,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -52,18 +51,15 @@ class Reading(NamedTuple):
 
 
 def reading_of(app: AthenaeumApplication) -> Reading:
-    """The ledger ``app`` stores, read in batches, the next read while this one is audited."""
+    """The ledger ``app`` stores: its first batch read here, the rest (of a ledger of more) by a
+    process of its own, ahead of the audit."""
 
     def entries() -> Iterator[Entry]:
-        read = app.recorder.select_messages  # type: ignore[attr-defined]
-        with ThreadPoolExecutor(1, thread_name_prefix="athenaeum-audit-read") as reader:
-            batch = read(1, READ_BATCH)
-            while True:
-                ahead = reader.submit(read, batch[-1].seq + 1, READ_BATCH) if len(batch) == READ_BATCH else None
-                yield from map(Entry.of, batch)
-                if ahead is None:
-                    return
-                batch = ahead.result()
+        recorder = app.recorder
+        first = recorder.select_messages(1, READ_BATCH)  # type: ignore[attr-defined]
+        yield from map(Entry.of, first)
+        if len(first) == READ_BATCH:
+            yield from recorder.read_ahead(first[-1].seq + 1)  # type: ignore[attr-defined]
 
     return Reading(entries, app.mapper, app.recorder.log.ledger_id)  # type: ignore[attr-defined]
 

@@ -8,32 +8,18 @@ booleans, in order.
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 import threading
-from typing import IO
 
 import msgspec
 
 from athenaeum.services.identity.signing import all_verify
+from athenaeum.services.runtime.frames import read_frame, write_frame
 
 Signed = tuple[str, str, bytes]  # public key, base64url signature, message
-_HEADER = struct.Struct(">I")
 _decode_batch = msgspec.msgpack.Decoder(list[Signed]).decode
 _decode_results = msgspec.msgpack.Decoder(list[bool]).decode
-
-
-def _write(stream: IO[bytes], body: bytes) -> None:
-    stream.write(_HEADER.pack(len(body)) + body)
-    stream.flush()
-
-
-def _read(stream: IO[bytes]) -> bytes | None:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        return None
-    return stream.read(_HEADER.unpack(header)[0])
 
 
 class Verifier:
@@ -50,7 +36,7 @@ class Verifier:
 
     def send(self, batch: list[Signed]) -> None:
         assert self._process.stdin is not None
-        _write(self._process.stdin, msgspec.msgpack.encode(batch))
+        write_frame(self._process.stdin, msgspec.msgpack.encode(batch))
         self._sent += 1
 
     def results(self) -> list[list[bool]]:
@@ -70,13 +56,13 @@ class Verifier:
 
     def _drain(self) -> None:
         assert self._process.stdout is not None
-        while (frame := _read(self._process.stdout)) is not None:
+        while (frame := read_frame(self._process.stdout)) is not None:
             self._answers.append(_decode_results(frame))
 
 
 def main() -> None:
-    while (frame := _read(sys.stdin.buffer)) is not None:
-        _write(sys.stdout.buffer, msgspec.msgpack.encode(all_verify(_decode_batch(frame))))
+    while (frame := read_frame(sys.stdin.buffer)) is not None:
+        write_frame(sys.stdout.buffer, msgspec.msgpack.encode(all_verify(_decode_batch(frame))))
 
 
 if __name__ == "__main__":

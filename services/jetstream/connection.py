@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from eventsourcing.persistence import ProgrammingError
 
@@ -14,10 +14,20 @@ from athenaeum.services.jetstream.loop import LoopThread
 T = TypeVar("T")
 
 
+class Settings(NamedTuple):
+    """How to connect: what another process needs to connect as this one does."""
+
+    urls: Sequence[str]
+    timeout: float
+    name: str
+    key: Path | None = None
+
+
 class Connection:
     """The loop thread, the client on it, and the streams known to exist."""
 
     def __init__(self, urls: Sequence[str], timeout: float, name: str, key: Path | None = None) -> None:
+        self.settings = Settings(urls, timeout, name, key)
         self._loop = LoopThread()
         try:
             self.client = self._loop.run(JetStreamClient.connect(urls, timeout, name, key))

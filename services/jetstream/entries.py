@@ -4,7 +4,6 @@ publisher put there. Auditors read every entry; the digest chains them all."""
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 from datetime import datetime
@@ -52,7 +51,9 @@ class Entry(NamedTuple):
         """The command record an event carries (its command's first), if it does and it decodes."""
         carried = self.headers.get(COMMAND)
         try:
-            return None if carried is None else base64.b64decode(carried, validate=True)
+            # Strict: any byte outside the alphabet is an error (b64decode's validate=True says
+            # the same with a regular expression first, at twice the cost).
+            return None if carried is None else binascii.a2b_base64(carried, strict_mode=True)
         except (binascii.Error, ValueError):
             return None
 

@@ -20,6 +20,7 @@ string "1b4e..." and the UUID 1b4e... never collide either.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from uuid import UUID
@@ -50,6 +51,11 @@ def unescape(token: str) -> str:
         return ""
     if "~" not in token:  # most ids: nothing to undo (the audit reads two a position)
         return token
+    return _unescaped(token)
+
+
+@functools.lru_cache(maxsize=4096)  # an aggregate's id comes back with each of its events
+def _unescaped(token: str) -> str:
     raw = bytearray()
     position = 0
     for match in _ESCAPE.finditer(token):

@@ -13,14 +13,18 @@ from uuid import UUID
 
 import msgspec
 import nats
+import psutil
 import pytest
-from eventsourcing.persistence import IntegrityError, ProgrammingError, StoredEvent, Tracking
+from eventsourcing.persistence import IntegrityError, OperationalError, ProgrammingError, StoredEvent, Tracking
 from eventsourcing.utils import Environment
 
 from athenaeum.services.jetstream import JetStreamFactory
 from athenaeum.services.jetstream.client import JetStreamClient
 from athenaeum.services.jetstream import applied as stored_commands
 from athenaeum.services.jetstream.command_records import INLINE_RECORD, CommandAlreadyApplied, CommandAppend, record_of
+from athenaeum.services.jetstream.connection import Settings
+from athenaeum.services.jetstream.entries import Entry
+from athenaeum.services.jetstream.read_ahead import entries_from
 from athenaeum.services.runtime.nats_server import NatsCluster
 from tests.conftest import new_stream_name
 
@@ -462,3 +466,27 @@ def test_every_message_is_read_however_large_the_batch(factory) -> None:
     for version in range(1, 11):  # 10 MiB: more than one direct get's reply holds
         recorder.insert_events([stored("large", version, b'"' + b"x" * (1024 * 1024) + b'"')])
     assert [message.seq for message in recorder.select_messages(1, 1000)] == list(range(1, 11))
+
+
+def test_a_stream_read_ahead_by_a_process_of_its_own_gives_every_entry_as_a_read_here(factory) -> None:
+    recorder = factory.application_recorder()
+    for version in range(1, 2501):  # more than one of the worker's batches
+        recorder.insert_events([stored("ahead", version, b'{"n": %d}' % version)])
+    here = [Entry.of(message) for message in recorder.select_messages(7, 3000)]
+    assert list(recorder.read_ahead(7)) == here and len(here) == 2494
+
+
+def test_a_read_ahead_stopped_early_stops_its_process(factory) -> None:
+    recorder = factory.application_recorder()
+    for version in range(1, 1201):
+        recorder.insert_events([stored("early", version)])
+    reading = recorder.read_ahead(1)
+    assert next(reading).position == 1
+    reading.close()  # the reader's process is killed and reaped: nothing is left running
+    assert not [child for child in psutil.Process().children() if "read_ahead_worker" in " ".join(child.cmdline())]
+
+
+def test_a_read_ahead_that_cannot_read_says_why(store_env) -> None:
+    settings = Settings([store_env["ATHENAEUM_NATS_URL"]], 2.0, "test")
+    with pytest.raises(OperationalError, match="reading NOSUCHSTREAM ahead failed"):
+        list(entries_from(settings, "NOSUCHSTREAM", "NOSUCHSTREAM.>", 1))
