@@ -113,25 +113,36 @@ class ReadModelStore:
         with self._lock, self._database.transaction() as cursor:
             yield cursor
 
+    @contextmanager
+    def _statement(self) -> Iterator[Any]:
+        """A cursor for one statement, atomic on its own: no transaction to begin and commit
+        around it (the projector reads a few documents for every event)."""
+        with self._lock:
+            cursor = self._database.connection.cursor()
+            try:
+                yield cursor
+            finally:
+                cursor.close()
+
     def _sql(self, statement: str) -> str:
         return statement.replace("?", self._database.marker)
 
     def get(self, view: str, key: str) -> Document | None:
-        with self._transaction() as cursor:
+        with self._statement() as cursor:
             cursor.execute(self._sql("SELECT document FROM athenaeum_views WHERE view = ? AND key = ?"), (view, key))
             row = cursor.fetchone()
         return None if row is None else msgspec.json.decode(row[0])
 
     def documents(self, view: str) -> dict[str, Document]:
         """Every document of ``view``, by key."""
-        with self._transaction() as cursor:
+        with self._statement() as cursor:
             cursor.execute(self._sql("SELECT key, document FROM athenaeum_views WHERE view = ? ORDER BY key"), (view,))
             return {key: msgspec.json.decode(document) for key, document in cursor.fetchall()}
 
     def documents_at(self, view: str, projection: str) -> tuple[dict[str, Document], int | None]:
         """Every document of ``view``, and the position of ``projection`` they reflect: read in
         one statement, so one snapshot even where a transaction alone would not give one."""
-        with self._transaction() as cursor:
+        with self._statement() as cursor:
             cursor.execute(self._sql(
                 "SELECT NULL, NULL, (SELECT position FROM athenaeum_positions WHERE projection = ?) "
                 "UNION ALL SELECT key, document, NULL FROM athenaeum_views WHERE view = ?"), (projection, view))
@@ -142,12 +153,12 @@ class ReadModelStore:
 
     def views(self) -> list[str]:
         """The name of every view with a document."""
-        with self._transaction() as cursor:
+        with self._statement() as cursor:
             cursor.execute("SELECT DISTINCT view FROM athenaeum_views ORDER BY view")
             return [row[0] for row in cursor.fetchall()]
 
     def position(self, projection: str) -> int | None:
-        with self._transaction() as cursor:
+        with self._statement() as cursor:
             cursor.execute(self._sql("SELECT position FROM athenaeum_positions WHERE projection = ?"), (projection,))
             row = cursor.fetchone()
         return None if row is None else int(row[0])
