@@ -4,6 +4,7 @@ the arbitrator's task tables), reported, then recorded as history."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,14 +62,25 @@ def read_only(args: argparse.Namespace) -> int | None:
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if report.findings(args.found, args.logs) else DONE
+    return FINDINGS if _nothing_importable(args.found) or report.findings(args.found, args.logs) else DONE
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:
     with progress("importing", len(args.found)) as advance:
         outcomes = send_all(args.found, send, advance)
     _show(args, outcomes)
-    return REFUSED if any(outcome and outcome.startswith("refused") for outcome in outcomes) else DONE
+    refused = any(outcome and outcome.startswith("refused") for outcome in outcomes)
+    return REFUSED if _nothing_importable(args.found) or refused else DONE
+
+
+def _nothing_importable(found: list[report.Record]) -> bool:
+    """Records were found and none of them can be imported: a failure, said on stderr, not
+    the success an empty import of nothing would be (a tree of no record exits 0)."""
+    if not found or any(record.command is not None for record in found):
+        return False
+    print(f"import: none of the {len(found)} records found can be imported (see their findings); "
+          "nothing is written", file=sys.stderr)
+    return True
 
 
 def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:
