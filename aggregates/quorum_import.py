@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from athenaeum.aggregates.imported import recorded
 from athenaeum.aggregates.quorum_state import Proposal
-from athenaeum.aggregates.rules import Context, Invalid, Stamp, require_electorate, require_text
+from athenaeum.aggregates.rules import (
+    Context, Invalid, Stamp, require_electorate, require_schedulable, require_text,
+)
 from athenaeum.events import Event, family_id
 from athenaeum.events.quorum import ImportedStatus, ProposalImported
 from athenaeum.events.quorum_commands import ImportProposal
@@ -28,6 +30,7 @@ def import_proposal(state: Proposal | None, command: ImportProposal, context: Co
                      f"proposal {command.proposal_id}", "proposal_id")
     if found is None:
         return []
+    require_schedulable(command.deadline, "deadline")  # an open one's timer meets it; the same bound for any
     files, digest = found
     return [
         Stamp(family_id("quorum", command.proposal_id), 0, context)(

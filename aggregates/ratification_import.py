@@ -8,7 +8,7 @@ from datetime import timezone
 
 from athenaeum.aggregates.imported import recorded
 from athenaeum.aggregates.ratification_state import Ratification
-from athenaeum.aggregates.rules import ARTIFACT_LIMIT, LAST_YEAR, Context, Invalid, Stamp, require_text
+from athenaeum.aggregates.rules import ARTIFACT_LIMIT, Context, Invalid, Stamp, require_schedulable, require_text
 from athenaeum.events import Event
 from athenaeum.events.imported import SourceFile
 from athenaeum.events.ratification import RatificationImported
@@ -26,9 +26,7 @@ def import_ratification(state: Ratification | None, command: ImportRatification,
     if found is None:
         return []
     (artifact, *others), digest = found
-    if command.expires_at.astimezone(timezone.utc).year >= LAST_YEAR:
-        raise Invalid(f"expires_at {command.expires_at.isoformat()} is too far in the future (before {LAST_YEAR} UTC)",
-                      "expires_at")
+    require_schedulable(command.expires_at, "expires_at")
     return [
         Stamp(command.topic, 0, context)(
             RatificationImported,

@@ -182,9 +182,15 @@ def require_deadline(moment: datetime, context: Context, field: str) -> datetime
     """A future time, in UTC, and far enough from the calendar's end to be scheduled."""
     if moment <= context.now:
         raise Invalid(f"{field} {moment.isoformat()} is not in the future", field)
+    return require_schedulable(moment, field)
+
+
+def require_schedulable(moment: datetime, field: str) -> datetime:
+    """``moment`` in UTC, if a timer can meet it: before LAST_YEAR."""
     utc = moment.astimezone(timezone.utc)
     if utc.year >= LAST_YEAR:
-        raise Invalid(f"{field} {moment.isoformat()} is too far in the future (before {LAST_YEAR} UTC)", field)
+        raise Invalid(f"{field} {moment.isoformat()} is too far in the future: a deadline must fall before "
+                      f"{LAST_YEAR} UTC, when the timer can still meet it", field)
     return utc
 
 

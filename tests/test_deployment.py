@@ -54,6 +54,17 @@ def test_the_cluster_has_three_nodes_that_fsync_every_write(compose: dict) -> No
     assert "sync_interval: always" in (ROOT / "deploy" / "nats.conf").read_text()
 
 
+def test_the_nodes_run_no_unauthenticated_monitoring_endpoint_and_publish_no_port(compose: dict) -> None:
+    conf = (ROOT / "deploy" / "nats.conf").read_text()
+    settings = [line.split("#")[0].strip() for line in conf.splitlines()]
+    assert not [s for s in settings if s.split(":")[0].strip() in ("http", "https", "http_port", "https_port",
+                                                                    "monitor_port")], settings
+    for name, service in compose["services"].items():
+        if name.startswith("nats-"):
+            assert not {"-m", "--http_port", "-ms", "--https_port"} & set(service["command"]), service["command"]
+            assert "ports" not in service, service  # reached by the services on compose's network only
+
+
 def test_nats_nodes_include_the_accounts_and_the_services_connect_with_their_key_as_secrets(compose: dict) -> None:
     secrets = compose["secrets"]
     assert secrets["nats_accounts"]["file"] == "./deploy/secrets/accounts.conf"

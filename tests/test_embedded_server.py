@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import nats
+import psutil
 import pytest
 
 from athenaeum.services.runtime.nats_binary import NatsServerError
@@ -33,6 +34,17 @@ async def test_a_server_on_a_given_port_is_ready_when_start_returns(tmp_path: Pa
         config = (tmp_path / "nats-server.conf").read_text()
         assert "sync_interval: always" in config and f"listen: 127.0.0.1:{port}" in config
     assert not server.running
+
+
+def test_every_port_the_server_listens_on_its_unauthenticated_monitoring_among_them_is_on_loopback_only(
+        tmp_path: Path) -> None:
+    with NatsServer(store_dir=tmp_path) as server:
+        pid = int((tmp_path / nats_server.PID_FILE).read_text())
+        listening = {(c.laddr.ip, c.laddr.port) for c in psutil.Process(pid).net_connections(kind="inet")
+                     if c.status == psutil.CONN_LISTEN}
+    # The monitoring port (/varz, /connz, /jsz, ...) asks nobody who they are: off this machine,
+    # nobody reaches it.
+    assert listening == {("127.0.0.1", server.port), ("127.0.0.1", server.monitor_port)}, listening
 
 
 async def test_a_restarted_server_keeps_its_port(tmp_path: Path) -> None:

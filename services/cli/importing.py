@@ -4,11 +4,14 @@ the arbitrator's task tables), reported, then recorded as history."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 import msgspec
 
+from athenaeum.aggregates.rules import Invalid, require_schedulable
 from athenaeum.services.cli.args import UsageError, agent, agents, moment
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.importing import report
@@ -56,19 +59,41 @@ def read_only(args: argparse.Namespace) -> int | None:
     electorate = None if args.electorate is None else [agent(name, "--electorate") for name in agents(args.electorate)]
     if electorate is not None and (not electorate or len(set(electorate)) != len(electorate)):
         raise UsageError("--electorate: name each agent once, at least one")
-    open_ones = OpenProposals(electorate, moment(args.deadline, "--deadline"))
+    open_ones = OpenProposals(electorate, _schedulable(moment(args.deadline, "--deadline")))
     args.found, args.unknown, args.logs = records(args.paths, args.postgres, open_ones)
     if not args.dry_run:
         return None
     _show(args, None)
-    return FINDINGS if report.findings(args.found, args.logs) else DONE
+    return FINDINGS if _nothing_importable(args.found) or report.findings(args.found, args.logs) else DONE
+
+
+def _schedulable(deadline: datetime | None) -> datetime | None:
+    """``--deadline`` as the rules take it: a time the timer can meet, else a usage error
+    before anything is read."""
+    if deadline is None:
+        return None
+    try:
+        return require_schedulable(deadline, "--deadline")
+    except Invalid as refusal:
+        raise UsageError(f"{refusal.message}; nothing is imported") from None
 
 
 def write(args: argparse.Namespace, send: Callable) -> int:
     with progress("importing", len(args.found)) as advance:
         outcomes = send_all(args.found, send, advance)
     _show(args, outcomes)
-    return REFUSED if any(outcome and outcome.startswith("refused") for outcome in outcomes) else DONE
+    refused = any(outcome and outcome.startswith("refused") for outcome in outcomes)
+    return REFUSED if _nothing_importable(args.found) or refused else DONE
+
+
+def _nothing_importable(found: list[report.Record]) -> bool:
+    """Records were found and none of them can be imported: a failure, said on stderr, not
+    the success an empty import of nothing would be (a tree of no record exits 0)."""
+    if not found or any(record.command is not None for record in found):
+        return False
+    print(f"import: none of the {len(found)} records found can be imported (see their findings); "
+          "nothing is written", file=sys.stderr)
+    return True
 
 
 def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:

@@ -39,7 +39,7 @@ from athenaeum.services.cli.examples import EXAMPLES
 from athenaeum.services.cli.next_steps import command_for
 from athenaeum.services.cli.parser import Parser, VerbUsageError, explained
 from athenaeum.services.cli.nats_accounts import write_accounts, write_cluster
-from athenaeum.services.client import SyncClient, Unreachable
+from athenaeum.services.client import NotPermitted, SyncClient, Unreachable
 from athenaeum.services.identity.accounts import auditor_key
 from athenaeum.services.identity.keys import KeyProblem, key_path, read_key
 from athenaeum.services.jetstream.factory import DEFAULT_STREAM, JetStreamFactory
@@ -50,7 +50,8 @@ from athenaeum.services.commands.routes import EXPOSED
 from athenaeum.services.runtime.where import DEFAULT_HTTP, SERVICES, default_data_dir, running_url
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
-FAILURE_CODES = {USAGE: "usage", UNREACHABLE: "unavailable"}  # the error code --json gives each exit
+# The error code --json gives each exit; a rejection no rule made: NATS refused the principal.
+FAILURE_CODES = {REJECTED: "not_permitted", USAGE: "usage", UNREACHABLE: "unavailable"}
 SHELLS = ("bash", "zsh", "fish")
 CHECK_LIMIT = 20
 EVENT_MODULES = ("fleet", "page", "quorum", "ratification", "task", "thread")
@@ -284,6 +285,8 @@ def _main(argv: list[str] | None) -> int:
             reply = client.send(command)
     except Unreachable as error:
         return failed(UNREACHABLE, f"{error}", as_json)
+    except NotPermitted as error:
+        return failed(REJECTED, f"{error}", as_json)
     if args.get and reply.ok:
         code = print_field(summary(reply), args.get)
     else:

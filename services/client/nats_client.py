@@ -16,12 +16,14 @@ import msgspec
 import nats.errors
 import nkeys
 from nats.aio.client import DEFAULT_INBOX_PREFIX, Client
+from nats.aio.msg import Msg
 
 from athenaeum.events.commands import Command
 from athenaeum.services.commands.service import (
     ACTOR_HEADER, LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_HEADER,
 )
 from athenaeum.services.commands.credentials import signed
+from athenaeum.services.client.refusals import Refusals
 from athenaeum.services.identity.keys import inbox_prefix, key_of, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
@@ -46,10 +48,13 @@ Seed = nkeys.KeyPair | str | bytes | Path  # a key pair, a seed's text (SU...), 
 class AthenaeumClient:
     """Sends as ``actor``; with a ``seed`` (the actor's key), every command is signed with it,
     as the ledger requires of a principal bound to a key (or, from the HTTP gateway, sent with
-    the caller's bearer ``token``)."""
+    the caller's bearer ``token``). A request the server refuses to let this connection's
+    principal publish raises ``NotPermitted`` at once (``refusals`` hears of it; ``connect``
+    wires them to the connection's error callback)."""
 
     def __init__(self, nc: Client, actor: str, timeout: float = 10.0, online: asyncio.Event | None = None,
-                 seed: Seed | None = None, token: str | None = None, signature: tuple[str, str] | None = None) -> None:
+                 seed: Seed | None = None, token: str | None = None, signature: tuple[str, str] | None = None,
+                 refusals: Refusals | None = None) -> None:
         self.nc = nc
         self.actor = actor
         self.timeout = timeout
@@ -57,6 +62,7 @@ class AthenaeumClient:
         self.token = token  # an HTTP bearer token, which the gateway passes on
         self.signature = signature  # an HTTP caller's own (signature, signed at), passed on as well
         self._ledger_id: str | None = None
+        self._refusals = refusals or Refusals()
         self._online = online or asyncio.Event()
         if online is None and nc.is_connected:
             self._online.set()
@@ -67,8 +73,11 @@ class AthenaeumClient:
         key = key_of(seed) if seed is not None else None  # connects as it, where the server authenticates
         online, refused = asyncio.Event(), asyncio.Event()
         last_error: list[Exception] = []
+        refusals = Refusals()
 
         async def remember(error: Exception) -> None:  # failures reach the caller, named, not printed
+            if refusals.told(error):
+                return  # a publish refused: its request fails, and the connection stays
             last_error[:] = [error]
             if AUTHORIZATION_VIOLATION in str(error):
                 refused.set()  # trying again cannot help: nats-py would, until the timeout
@@ -114,7 +123,7 @@ class AthenaeumClient:
                                   + ": act --as a registered principal with its key, or name one with --key")
             raise Unreachable(f"cannot reach Athenaeum's NATS at {url}: {cause!r}")
         online.set()
-        return cls(nc, actor, timeout, online, key)
+        return cls(nc, actor, timeout, online, key, refusals=refusals)
 
     async def _connected(self, what: str, command_id: str | None = None) -> None:
         """Wait, within the timeout, for a connection that is back: nothing is sent meanwhile."""
@@ -136,8 +145,7 @@ class AthenaeumClient:
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)
         try:
             headers = await self._headers(command)
-            msg = await self.nc.request(route.subject, msgspec.json.encode(command), timeout=self.timeout,
-                                        headers=headers)
+            msg = await self._request(route.subject, msgspec.json.encode(command), headers)
         except nats.errors.NoRespondersError as error:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:
@@ -160,7 +168,7 @@ class AthenaeumClient:
             return headers | dict(zip((SIGNATURE_HEADER, SIGNED_AT_HEADER), self.signature))
         if self.key is not None:
             if self._ledger_id is None:
-                answer = await self.nc.request(LEDGER_SUBJECT, b"", timeout=self.timeout)
+                answer = await self._request(LEDGER_SUBJECT, b"")
                 self._ledger_id = str(msgspec.json.decode(answer.data)["ledger_id"])
             credential = signed(self.key, self._ledger_id, command, self.actor)
             assert credential.signature is not None and credential.signed_at is not None
@@ -174,7 +182,7 @@ class AthenaeumClient:
         subject = f"{QUERY_PREFIX}.{name}"
         await self._connected(f"the query {name!r}")
         try:
-            msg = await self.nc.request(subject, msgspec.json.encode(fields), timeout=self.timeout)
+            msg = await self._request(subject, msgspec.json.encode(fields))
         except nats.errors.NoRespondersError as error:
             raise Unreachable(f"nothing answers the query {name!r}: no such query, or no query service running") from error
         except nats.errors.TimeoutError as error:
@@ -182,6 +190,18 @@ class AthenaeumClient:
         except nats.errors.Error as error:
             raise Unreachable(f"the connection to Athenaeum's NATS is lost: {error!r}") from error
         return msgspec.json.decode(msg.data)
+
+    async def _request(self, subject: str, payload: bytes, headers: dict[str, str] | None = None) -> Msg:
+        """``nc.request``, but a publish the server refuses raises ``NotPermitted`` at once."""
+        with self._refusals.watching(subject) as refused:
+            request = asyncio.ensure_future(self.nc.request(subject, payload, timeout=self.timeout, headers=headers))
+            try:
+                await asyncio.wait({request, refused}, return_when=asyncio.FIRST_COMPLETED)
+                if not request.done():
+                    refused.result()  # raises the refusal
+                return request.result()
+            finally:
+                request.cancel()  # once refused, or the caller gone: nobody waits for its reply
 
     async def close(self) -> None:
         try:

@@ -8,6 +8,7 @@ reachable. Routes are generated from the one table of commands, and the OpenAPI 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -26,8 +27,8 @@ from athenaeum.services.http import a2a, probes, ui
 from athenaeum.services.http import tasks as http_tasks
 from athenaeum.services.http.openapi import SECURITY, contract
 from athenaeum.services.http.common import (
-    COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, After, AgentHeader, Gateway, IdempotencyHeader, answer_response,
-    body_refusal, error_response, reply_response, waiting_for,
+    COMMAND_RESPONSES, MAX_BODY, READ_ERRORS, SENDS_COMMANDS, After, AgentHeader, Gateway, IdempotencyHeader,
+    answer_response, body_refusal, error_response, reply_response, waiting_for,
 )
 from athenaeum.services.commands.replies import field_named
 from athenaeum.services.commands.routes import EXPOSED, Route
@@ -50,6 +51,7 @@ def _command_route(route: Route, gateway: Gateway) -> HTTPRouteHandler:
         summary=f"{route.group} {route.verb}",
         description=(route.command.__doc__ or "").strip() or None,
         responses=COMMAND_RESPONSES,
+        opt=SENDS_COMMANDS,
     )(send)
 
 
@@ -95,6 +97,18 @@ async def openapi_json(request: Request) -> Response[bytes]:
     if document is None:  # made once, on the first request: every route is known by then
         document = request.app.state.openapi = msgspec.json.encode(contract(request.app))
     return Response(document, media_type=MediaType.JSON)
+
+
+def strict_requests(gateway: Gateway) -> Callable[[Request], Awaitable[Response[bytes] | None]]:
+    """Before any route's handler: a route that sends a command refuses a sender who offers
+    no proof first (401), before anything else is read of the request (see ``strict_request``)."""
+
+    async def before(request: Request) -> Response[bytes] | None:
+        if request.route_handler.opt.get("sends_commands") and (unproven := gateway.unproven(request)) is not None:
+            return reply_response(unproven)
+        return await strict_request(request)
+
+    return before
 
 
 async def strict_request(request: Request) -> Response[bytes] | None:
@@ -167,7 +181,7 @@ def create_app(nc: Client, base_url: str, readiness: probes.Readiness,
         lifespan=[mcp.lifespan],
         route_handlers=handlers,
         template_config=ui.templates(),
-        before_request=strict_request,
+        before_request=strict_requests(gateway),
         exception_handlers={ValidationException: invalid_body, HTTPException: http_error},
         request_max_body_size=MAX_BODY,
         logging_config=None,  # serve's own log (services/runtime/logs.py), not one of Litestar's making

@@ -38,6 +38,9 @@ IdempotencyHeader = Annotated[str | None, HeaderParameter(
 ProjectHeader = Annotated[str | None, HeaderParameter(
     name="X-Project-Id", required=True, description="the task's project; 400 without it",
     schema_extra={"pattern": r"\S"})]
+# A route that sends a command (``opt`` of its handler): its sender must offer proof before
+# anything of the request is read, so an unproven caller learns nothing of a command's shape.
+SENDS_COMMANDS = {"sends_commands": True}
 # ``?after=<position>``: wait until the views reach the caller's own write (one the ledger holds).
 After = Annotated[int | None, QueryParameter(name="after", required=False, ge=0, schema_extra={"minimum": 0})]
 
@@ -105,15 +108,10 @@ class Gateway:
         ``X-Agent-Name`` may be left out) or by signing the command with its own key
         (``Athenaeum-Signature`` and ``Athenaeum-Signed-At``, as over NATS); only a trusted
         address may name a sender and prove nothing."""
+        if (unproven := self.unproven(request)) is not None:
+            return unproven
         actor = header(request, AGENT_HEADER)
-        authorization = header(request, "Authorization")
-        scheme, _, credentials = authorization.partition(" ")
-        token = credentials.strip() if scheme.lower() == BEARER else None
-        signature = header(request, SIGNATURE_HEADER), header(request, SIGNED_AT_HEADER)
-        signed = signature if any(signature) else None
-        if (authorization and not token) or not (token or signed or self.trusts(request)):
-            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (a human issues one: "
-                                  "athenaeum agent token NAME), or a command signed with the sender's key", "Authorization")
+        token, signed = _token(request), _signature(request)
         if not SLUG.fullmatch(actor) and not (token and not actor):
             return Reply.rejected(
                 "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
@@ -128,6 +126,17 @@ class Gateway:
             return await self.client(actor, token, signed).send(command)
         except Unreachable as error:
             return Reply.rejected("unavailable", str(error), command_id=error.command_id)
+
+    def unproven(self, request: Request) -> Reply | None:
+        """The refusal of a sender who offers no proof the gateway can take (no bearer token,
+        no signature, an Authorization of another scheme or none), unless a trusted address
+        names it; None when there is one to pass on (the command service checks it)."""
+        authorization = header(request, "Authorization")
+        token = _token(request)
+        if (authorization and not token) or not (token or _signature(request) or self.trusts(request)):
+            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (a human issues one: "
+                                  "athenaeum agent token NAME), or a command signed with the sender's key", "Authorization")
+        return None
 
     async def ledger(self) -> dict[str, Any]:
         try:
@@ -153,6 +162,16 @@ def header(request: Request, name: str) -> str:
         return value.encode("latin-1").decode("utf-8")
     except UnicodeError:  # not UTF-8 after all: keep what HTTP gave
         return value
+
+
+def _token(request: Request) -> str | None:
+    scheme, _, credentials = header(request, "Authorization").partition(" ")
+    return credentials.strip() if scheme.lower() == BEARER else None
+
+
+def _signature(request: Request) -> tuple[str, str] | None:
+    signature = header(request, SIGNATURE_HEADER), header(request, SIGNED_AT_HEADER)
+    return signature if any(signature) else None
 
 
 def reply_response(reply: Reply) -> Response[bytes]:

@@ -28,7 +28,7 @@ from athenaeum.events.task_commands import (
     TransitionTask,
 )
 from athenaeum.services.http.common import (
-    After, AgentHeader, Gateway, IdempotencyHeader, ProjectHeader, answer_response, error_response,
+    SENDS_COMMANDS, After, AgentHeader, Gateway, IdempotencyHeader, ProjectHeader, answer_response, error_response,
     reply_response, waiting_for,
 )
 from athenaeum.services.http.task_replies import (
@@ -110,7 +110,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         return answer_response(await gateway.query(name, task_id=task_id, project_id=project, **fields,
                                                    **waiting_for(after)))
 
-    @post("/tasks", status_code=200, tags=["tasks"], responses=answers(TaskCreatedReply))
+    @post("/tasks", status_code=200, tags=["tasks"], responses=answers(TaskCreatedReply),
+          opt=SENDS_COMMANDS)
     async def create(
         data: CreateBody, request: Request,  # type: ignore[valid-type]
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
@@ -143,21 +144,24 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             return refused
         return await moved(request, task_id, command(project_id=scope, task_id=task_id, **fields))
 
-    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
+    @post("/tasks/{task_id:int}/claim", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply),
+          opt=SENDS_COMMANDS)
     async def claim(
         task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, ClaimTask, guarded=False)
 
-    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
+    @post("/tasks/{task_id:int}/transition", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply),
+          opt=SENDS_COMMANDS)
     async def transition(
         task_id: TaskId, data: TransitionBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, TransitionTask, guarded=True, **msgspec.structs.asdict(data))
 
-    @post("/tasks/{task_id:int}/integrate", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
+    @post("/tasks/{task_id:int}/integrate", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply),
+          opt=SENDS_COMMANDS)
     async def integrate(
         task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
@@ -165,7 +169,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
         """A completed task's work is merged: the transition to ``integrated``."""
         return await moved_by(request, task_id, TransitionTask, guarded=False, to=TaskStatus.INTEGRATED)
 
-    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=answers(ReviewAcceptedReply))
+    @post("/tasks/{task_id:int}/reviews", status_code=200, tags=["tasks"], responses=answers(ReviewAcceptedReply),
+          opt=SENDS_COMMANDS)
     async def review(
         task_id: TaskId, data: ReviewBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
@@ -187,7 +192,8 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
             return scoped(request, task_id)[1] or invalid(f"invalid cycle {cycle}: cycles count from 0", "cycle")
         return await read(request, "task.reviews", task_id, after, cycle=cycle)
 
-    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=answers(RulingAcceptedReply))
+    @post("/tasks/{task_id:int}/arbitrations", status_code=200, tags=["tasks"], responses=answers(RulingAcceptedReply),
+          opt=SENDS_COMMANDS)
     async def arbitrate(
         task_id: TaskId, data: RulingBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
@@ -211,14 +217,16 @@ def handlers(gateway: Gateway) -> list[HTTPRouteHandler]:
                        project: ProjectHeader = None, agent: AgentHeader = None) -> Response[Any]:
         return await read(request, "task.addendum", task_id, after, trigger=trigger)
 
-    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
+    @post("/tasks/{task_id:int}/role-session-ended", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply),
+          opt=SENDS_COMMANDS)
     async def session_ended(
         task_id: TaskId, data: SessionBody, request: Request,  # type: ignore[valid-type]
         project: ProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,
     ) -> Response[bytes]:
         return await moved_by(request, task_id, EndRoleSession, guarded=True, **msgspec.structs.asdict(data))
 
-    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply))
+    @post("/tasks/{task_id:int}/reset", status_code=200, tags=["tasks"], responses=answers(TaskMovedReply),
+          opt=SENDS_COMMANDS)
     async def reset(
         task_id: TaskId, request: Request, data: NoFields | None = None,
         project: DefaultedProjectHeader = None, agent: AgentHeader = None, idempotency: IdempotencyHeader = None,

@@ -11,14 +11,14 @@ from its own opening."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
 
 from athenaeum.aggregates.quorum import DEFAULT_DEADLINE, PROPOSAL_ID, AlreadyVoted, NotInElectorate
-from athenaeum.aggregates.rules import SLUG, Invalid
+from athenaeum.aggregates.rules import SLUG, Invalid, require_schedulable
 from athenaeum.events.imported import SourceFile
 from athenaeum.events.quorum import ImportedStatus, Nack
 from athenaeum.events.quorum_commands import ImportProposal
@@ -116,8 +116,16 @@ def _fields(key: str, name: str, document: Located, open_ones: OpenProposals, fi
     _judge(status, k, len(acks), result, line, name, findings)
     result = result if isinstance(result, dict) else {}
     closed_at = moment(result.get("closed_at"))
-    window = opened_at + DEFAULT_DEADLINE  # as a proposal opened here without one
+    try:
+        window = opened_at + DEFAULT_DEADLINE  # as a proposal opened here without one
+    except OverflowError:  # past the calendar's end: too far, as said below
+        window = datetime.max.replace(tzinfo=timezone.utc)
     deadline = (open_ones.deadline or window) if status is ImportedStatus.OPEN else closed_at or window
+    try:  # the rules refuse it so; said here, before anything is sent
+        require_schedulable(deadline, "deadline")
+    except Invalid as refusal:
+        refuse("result" if deadline is closed_at else "opened_at" if deadline is window else None, refusal.message)
+        return None
     return {"proposer": proposer, "text": text, "electorate": electorate, "threshold": k, "deadline": deadline,
             "opened_at": opened_at, "status": status, "acks": list(acks), "nacks": [nack for nack, _ in nacks],
             "closed_at": closed_at,

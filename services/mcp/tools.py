@@ -12,7 +12,7 @@ import mcp_types as types
 import msgspec
 
 from athenaeum.aggregates.rules import RuleViolation
-from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.client import AthenaeumClient, NotPermitted, Unreachable
 from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.replies import ErrorBody, Reply, encode, field_named, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
@@ -84,6 +84,8 @@ async def _send(client: AthenaeumClient, route: Route, arguments: dict[str, Any]
         return await client.send(command)
     except Unreachable as error:
         return Reply.rejected("unavailable", str(error), command_id=error.command_id)
+    except NotPermitted as error:
+        return Reply.rejected("not_permitted", str(error))
 
 
 async def _read(client: AthenaeumClient, agent: str | None, name: str, arguments: dict[str, Any]

@@ -17,12 +17,25 @@ from athenaeum.services.identity.keys import key_path, new_seed, public_key, rea
 log = logging.getLogger(__name__)
 
 
+class NoHumans(ValueError):
+    """A new ledger behind a NATS server that admits only the roster's keys, and no human to
+    put on its roster: nobody could ever connect to register anyone."""
+
+    def __init__(self) -> None:
+        super().__init__("a new ledger needs its humans: its NATS admits only the keys the roster binds, and the "
+                         "roster is empty, so nobody could ever connect; start it with --humans NAME[,NAME] "
+                         "(or $ATHENAEUM_HUMANS), who then register the agents")
+
+
 async def record_humans(handler: CommandHandler, humans: frozenset[str], data_dir: Path,
-                        public_keys: Mapping[str, str] = {}) -> list[str]:
+                        public_keys: Mapping[str, str] = {}, admits_only_the_roster: bool = False) -> list[str]:
     """Register the deployment's ``humans`` unless the roster names humans already, each bound
     to its key in ``public_keys`` or else in ``data_dir`` (made when there is none); what to
-    tell the operator (keys made, names ignored)."""
+    tell the operator (keys made, names ignored). Raises ``NoHumans`` for an empty roster and
+    no humans when the server ``admits_only_the_roster``."""
     roster = await handler.load(FLEET_ID)
+    if admits_only_the_roster and not humans and (roster is None or not (roster.agents or roster.humans)):
+        raise NoHumans()
     if roster is not None and roster.humans:
         ignored = sorted(humans - set(roster.humans))
         return [f"--humans {', '.join(ignored)}: ignored, the ledger names its humans ({', '.join(roster.humans)}); "

@@ -284,6 +284,7 @@ class NatsServer:
         lines = [
             f'server_name: "{self.name}"',
             f"listen: 127.0.0.1:{self.port}",
+            # Monitoring (readiness, reloads) asks nobody who they are: loopback only, never further.
             f"http: 127.0.0.1:{self.monitor_port}",
             f'pid_file: "{pid_file}"',
             # Text limits are in characters: 512,000 of them can take 2 MB of UTF-8, 4 MB escaped.

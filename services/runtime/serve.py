@@ -145,7 +145,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
             handler = CommandHandler(commands, humans=options.humans, activity=activity, clock=clock, on_roster=admit)
             if admit is not None:
                 await admit(await handler.load(FLEET_ID))  # whom the roster held when serve last stopped
-            for line in await record_humans(handler, options.humans, options.data_dir, options.human_keys):
+            for line in await record_humans(handler, options.humans, options.data_dir, options.human_keys,
+                                            admits_only_the_roster=server is not None):
                 print(f"athenaeum: {line}", file=sys.stderr, flush=True)
         service = await start_command_service(nc, handler if "commands" in options.services else None)
         if "commands" in options.services and handler is not None:

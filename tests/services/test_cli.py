@@ -113,6 +113,16 @@ def test_serve_refuses_bad_options_in_one_line_before_starting_anything(tmp_path
     assert not (tmp_path / "home" / "nats").exists()
 
 
+def test_serve_refuses_a_new_ledger_without_humans_in_one_line_saying_how(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")}  # no $ATHENAEUM_HUMANS either
+    done = subprocess.run([*ATHENAEUM, "serve", "--no-http", "--data-dir", str(tmp_path / "home")],
+                          capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("athenaeum: a new ledger needs its humans") and "--humans NAME[,NAME]" in line, line
+    assert not (tmp_path / "home" / "serve.json").exists()
+
+
 def test_a_restart_on_the_same_data_dir_keeps_all_history(served: Served) -> None:
     served.run("ratify", "init", "adr-6", "--roster", "alice,bob", "--text", TEXT)
     assert served.stop() == 0 and not (served.data_dir / "serve.json").exists()

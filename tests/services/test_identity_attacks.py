@@ -94,3 +94,38 @@ def test_an_event_rewritten_under_its_signed_command_fails_verify_export(served:
     assert verified.returncode == 1, verified.stdout
     codes = {finding["code"] for finding in json.loads(verified.stdout)["findings"] if finding["severity"] == "HARD"}
     assert "not_as_decided" in codes, verified.stdout
+
+
+def test_an_unproven_sender_is_refused_401_before_its_body_is_read(served: Served) -> None:
+    """No Authorization, or one the gateway cannot take, with a body that is no command: 401,
+    never the 400 that would describe the command's shape to someone who proved nothing."""
+    served.enrol("alice")
+    http = json.loads((served.data_dir / "serve.json").read_text())["http"]
+    token = served.run("agent", "token", "alice", actor="alice").stdout.strip().splitlines()[-1]
+    before = served.run("export").stdout
+    unproven = [{}, {"Authorization": "Basic YWxpY2U6cHc="}, {"Authorization": "Bearer"}, {"Authorization": "x"}]
+    bodies = [b"{not json", b'{"topic": 7}', b"[]"]
+    for headers in unproven:
+        for body in bodies:
+            for path in ("/commands/ratification/init", "/tasks", "/tasks/1/transition"):
+                answer = httpx.post(f"{http}{path}", content=body, headers=headers | {"X-Agent-Name": "alice",
+                                                                                     "X-Project-Id": "web"})
+                assert answer.status_code == 401, (path, headers, body, answer.text)
+                assert answer.json()["error"] == {"code": "unauthenticated", "field": "Authorization",
+                                                  "message": answer.json()["error"]["message"]}
+            a2a = httpx.post(f"{http}/a2a", content=body, headers=headers | {"A2A-Version": "1.0"})
+            assert a2a.status_code == 401 and a2a.headers["WWW-Authenticate"] == "Bearer", (headers, body, a2a.text)
+            assert a2a.json()["error"]["data"][0]["metadata"]["code"] == "unauthenticated"
+        # A JSON-RPC request that would act, its params wrong: refused before they are read.
+        send = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": "?"}}
+        assert httpx.post(f"{http}/a2a", json=send, headers=headers | {"A2A-Version": "1.0"}).status_code == 401
+    # Reads stay open to anyone; one with an Authorization the gateway cannot take is refused.
+    get = {"jsonrpc": "2.0", "id": 2, "method": "GetTask", "params": {"id": "t-404"}}
+    read = httpx.post(f"{http}/a2a", json=get, headers={"A2A-Version": "1.0"})
+    assert read.status_code == 200 and read.json()["error"]["data"][0]["reason"] == "TASK_NOT_FOUND", read.text
+    assert httpx.post(f"{http}/a2a", json=get, headers={"A2A-Version": "1.0", "Authorization": "Basic x"}).status_code == 401
+    # A sender with a token learns what is wrong with its body, as before.
+    proven = httpx.post(f"{http}/commands/ratification/init", content=b"{not json",
+                        headers={"Authorization": f"Bearer {token}"})
+    assert proven.status_code == 400 and proven.json()["error"]["code"] == "invalid", proven.text
+    assert served.run("export").stdout == before  # nothing written

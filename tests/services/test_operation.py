@@ -146,7 +146,7 @@ def test_the_probes_say_alive_and_ready_and_the_metrics_count_commands_by_family
 
 def test_a_serve_without_http_serves_its_metrics_where_metrics_says(tmp_path: Path) -> None:
     process = subprocess.Popen([*ATHENAEUM, "serve", "--data-dir", str(tmp_path / "home"), "--no-http",
-                                "--metrics", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+                                "--metrics", "127.0.0.1:0", "--humans", "ada"], stdout=subprocess.PIPE, text=True)
     try:
         ready = process.stdout.readline()
         url = json.loads((tmp_path / "home" / "serve.json").read_text())["metrics"]

@@ -18,14 +18,17 @@ from athenaeum.services.http.a2a.jsonrpc import (
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, V0_3, V1_0, VERSION_HEADER, VERSION_NOT_SUPPORTED,
     Call, RpcError, error_response, spoken_version,
 )
-from athenaeum.services.http.a2a.ratification_tasks import Method, RatificationTasks
-from athenaeum.services.http.common import Gateway
+from athenaeum.services.http.a2a.ratification_tasks import Method, RatificationTasks, refusal
+from athenaeum.services.http.common import Gateway, header
 
 # Every method, with the version that defines it: a request calls those of the version it speaks.
 METHODS: dict[str, tuple[str, Method]] = {
     **{name: (V0_3, method) for name, method in v0_3.METHODS.items()},
     **{name: (V1_0, method) for name, method in v1_0.METHODS.items()},
 }
+# The methods that send a command: an unproven sender is refused before their params are read.
+ACTING = frozenset({"SendMessage", "SendStreamingMessage", "CancelTask",
+                    "tasks/send", "message/send", "tasks/cancel", "tasks/sendSubscribe", "message/stream"})
 CARD = {200: ResponseSpec(dict[str, Any], description="the agent card, a JSON object", generate_examples=False)}
 # A JSON-RPC error all the same, but refused at the HTTP layer as well (A2A §4.4).
 REFUSED = {
@@ -57,8 +60,11 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         SubscribeToTask; A2A 0.3: tasks/send (message/send), tasks/get, tasks/cancel,
         tasks/sendSubscribe (message/stream) and tasks/resubscribe. The streams are server-sent events."""
         rpc_id, version = None, V1_0  # the error for a version not spoken is 1.0's, which defines it
+        unproven = gateway.unproven(request)
         try:
             version = spoken_version(a2a_version or "")
+            if unproven is not None and header(request, "Authorization"):  # a proof it cannot take: nothing is read
+                raise refusal(INVALID_REQUEST, unproven.error)
             try:
                 body = msgspec.json.decode(await request.body())
             except msgspec.DecodeError as error:
@@ -70,6 +76,8 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
             rpc_id = body.get("id")
             if body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
                 raise RpcError(INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
+            if unproven is not None and body["method"] in ACTING:
+                raise refusal(INVALID_REQUEST, unproven.error)
             params = body.get("params", {})
             if "id" not in body:  # a notification: done, but never answered, not even an error
                 with contextlib.suppress(RpcError):
@@ -80,6 +88,9 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
                 raise RpcError(INVALID_PARAMS, "params is an object")
             return await method_of(body["method"], version)(tasks, Call(rpc_id, params, request))
         except RpcError as error:
+            if unproven is not None and error.code in (PARSE_ERROR, INVALID_REQUEST) and error.status == 200:
+                # Not even a request: whether it meant to act or read, an unproven sender learns nothing of it.
+                error = refusal(error.code, unproven.error)
             return error_response(rpc_id, error, version)
 
     @get("/.well-known/agent-card.json", tags=["a2a"], responses=CARD)

@@ -7,10 +7,15 @@ the audit warns."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from athenaeum.events.imported import SourceFile
+from athenaeum.events.quorum import ImportedStatus
+from athenaeum.events.quorum_commands import ImportProposal
+from athenaeum.services.client import SyncClient
 from tests.services.conftest import Served, until
 from tests.services.importing.test_ratification_import import LATER, imported
 from tests.services.importing.trees import scratchpad
@@ -90,3 +95,44 @@ def test_an_open_proposal_without_a_deadline_closes_a_day_after_its_opening(serv
     shown = until(lambda: json.loads(served.run("quorum", "show", "E1B2C3D4", "--json").stdout),
                   lambda s: s["status"] != "open")
     assert shown["status"] == "expired" and shown["deadline"] == "2026-05-02T09:00:00Z"
+
+
+def test_a_deadline_past_what_the_timer_can_meet_is_refused_naming_the_field_and_nothing_is_written(
+        served: Served, tmp_path: Path) -> None:
+    root = tmp_path / "far"
+    scratchpad(root, "E1B2C3D4", ["alice"], [])
+    for dry_run in (["--dry-run"], []):  # refused at the edge, before anything is read
+        done = served.run("import", str(root), "--electorate", "alice,bob,carol",
+                          "--deadline", "9999-12-31T00:00:00Z", *dry_run)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "--deadline 9999-12-31" in done.stderr and "must fall before 2200 UTC" in done.stderr, done.stderr
+    # A scratchpad opened at the calendar's end: its default window is refused by the reader.
+    scratchpad(root, "F1B2C3D4", ["alice"], [], opened_at="9999-12-31T12:00:00Z")
+    dry = served.run("import", str(root), "--electorate", "alice,bob,carol", "--dry-run", "--json")
+    assert dry.returncode == 1, dry.stderr
+    by_key = {r["key"]: r for r in json.loads(dry.stdout)["records"]}
+    assert by_key["quorum:F1B2C3D4"]["becomes"] is None
+    [far] = by_key["quorum:F1B2C3D4"]["findings"]
+    assert far["code"] == "invalid" and "must fall before 2200 UTC" in far["message"], far
+    # Every command with a deadline: refused by the rules, the field named, nothing written.
+    refused = {
+        ("quorum", "propose", "--text", "Adopt", "--electorate", "alice", "--threshold", "1",
+         "--deadline", "9999-12-31T00:00:00Z", "--json"): "deadline",
+        ("ratify", "init", "adr-99", "--roster", "alice", "--text", "# ADR\n", "--expires-at", "9999-12-31T00:00:00Z",
+         "--json"): "expires_at",
+    }
+    for verb, field in refused.items():
+        done = served.run(*verb)
+        assert done.returncode == 1, done.stdout + done.stderr
+        error = json.loads(done.stdout)["error"]
+        assert error["code"] == "invalid" and error["field"] == field and "before 2200 UTC" in error["message"], error
+    # The command itself, as any importer could send it past the CLI: the rules refuse it too.
+    far = ImportProposal(proposal_id="E1B2C3D4", source="fleet/quorum/E1B2C3D4", proposer="alice", text="Adopt",
+                         electorate=["alice", "bob"], threshold=1, deadline=datetime(9999, 12, 31, tzinfo=timezone.utc),
+                         opened_at=datetime(2026, 5, 1, tzinfo=timezone.utc), status=ImportedStatus.OPEN,
+                         files=[SourceFile(name="E1B2C3D4", content=b"{}")])
+    with SyncClient(served.url, "alice", seed=served.enrol("alice")) as client:
+        reply = client.send(far)
+    assert not reply.ok and reply.error is not None and reply.error.field == "deadline", reply
+    shown = served.run("quorum", "show", "E1B2C3D4", "--json")
+    assert shown.returncode == 1 and "not_found" in shown.stdout

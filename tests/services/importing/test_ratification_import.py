@@ -57,6 +57,20 @@ def test_a_clean_tree_dry_runs_with_exit_0(served: Served, tmp_path: Path) -> No
     assert "becomes RatificationImported (open)" in done.stdout
 
 
+def test_a_tree_whose_every_record_cannot_be_imported_exits_1_and_writes_nothing(served: Served,
+                                                                                  tmp_path: Path) -> None:
+    root = tmp_path / "broken"
+    ratification(root, "adr-5", ["alice"], {}, expires_at="not a time")  # an essential field unusable
+    ratification(root, "adr-6", ["alice"], {}, status="unheard-of")
+    for dry_run in (["--dry-run"], []):
+        done = served.run("import", str(root), *dry_run)
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert done.stdout.count("cannot be imported") == 2, done.stdout  # the findings, as before
+        assert "none of the 2 records found can be imported" in done.stderr, done.stderr
+    shown = served.run("ratify", "show", "adr-5", "--json")
+    assert shown.returncode == 1 and "not_found" in shown.stdout
+
+
 def test_a_path_that_does_not_exist_is_a_usage_error_and_nothing_is_written(served: Served, tree: Path,
                                                                           tmp_path: Path) -> None:
     missing = tmp_path / "no-such-repo"
