@@ -135,7 +135,9 @@ def _oriented(current: Document, event: EntryAppended) -> dict:
     """ẑ: per author, the normalised sum of the evaluations its entries received (the sums
     themselves are kept beside it, to add the next evaluation to)."""
     assert event.last_eval is not None
-    evaluated = next(e for e in current["entries"] if e["n"] == event.last_eval.ref)["author"]
+    evaluated = next((e["author"] for e in current["entries"] if e["n"] == event.last_eval.ref), None)
+    if evaluated is None:  # history imported as found: it evaluates an entry the thread lacks, crediting nobody
+        return {}
     sums = {author: _vector(raw) for author, raw in current.get("evaluations_received", {}).items()}
     sums[evaluated] = sums.get(evaluated, ZERO) + event.last_eval.v
     oriented = {}

@@ -136,6 +136,8 @@ def _entries(texts: dict[str, str], findings: Findings) -> list[ImportedEntry] |
         if entry.n != (previous[1].n + 1 if previous else 1):
             findings.add(Invalid.code, name, line("n"), f"entry {entry.n} does not follow entry "
                                                         f"{previous[1].n if previous else 0}")
+        if previous is None and entry.last_eval is not None:
+            findings.add(BadEvalRef.code, name, line("last_eval"), "the first entry has no entry before it to evaluate")
         if previous is not None:
             if entry.last_eval is None:
                 findings.add(MissingLastEval.code, name, line("n"), "an entry after the first evaluates the one before")

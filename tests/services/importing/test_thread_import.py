@@ -50,6 +50,29 @@ def test_an_imported_thread_round_trips_and_continues(served: Served, tmp_path: 
     assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
 
 
+
+def test_evaluations_of_entries_the_thread_lacks_are_reported_and_imported_as_found(served: Served, tmp_path: Path) -> None:
+    # An acceptance tester's: such a thread took the projector down, its view never made, every
+    # later entry failing too and the audit HARD (projector_failed).
+    root = tmp_path / "wiki-repo"
+    thread(root, "canon-rules", [{"author": "alice", "last_eval": {"ref": "000-x.md", "v": V}},
+                                 {"author": "bob", "v": V, "ref": "000-nobody.md"},
+                                 {"author": "carol", "v": V, "ref": "the-first-one"}])
+    dry = served.run("import", str(root), "--dry-run", "--json")
+    [record] = json.loads(dry.stdout)["records"]
+    at = {(f["code"], f["at"].split("canon-rules/")[1].partition(":")[0]) for f in record["findings"]}
+    assert {("bad_eval_ref", "entries/001-alice.md"), ("bad_eval_ref", "entries/002-bob.md"),
+            ("bad_eval_ref", "entries/003-carol.md")} <= at, record["findings"]
+    assert imported(served, root)["records"][0]["outcome"].startswith("recorded")
+    contributed = served.run("thread", "contribute", "canon-rules", "--body", "On.", "--axis", "C",
+                             "--eval", "0.5,0.5,0.5", actor="alice")
+    assert contributed.returncode == 0, contributed.stderr
+    shown = until(lambda: json.loads(served.run("thread", "show", "canon-rules", "--json").stdout),
+                  lambda s: len(s.get("entries", [])) == 4)
+    assert shown["status"] == "open"
+    audit = json.loads(served.run("audit", "--json").stdout)
+    assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]
+
 LOG = """---
 tier: episodic
 ---
