@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +118,9 @@ def _manifest(manifest: Located, folder: str, sha: str, findings: Findings) -> d
     if expires_at is None:
         bad("expires_at", f"expires_at {value.get('expires_at')!r} is not an ISO 8601 time")
     mode, status = value.get("mode", Mode.STANDARD.value), value.get("status")
-    if mode not in {m.value for m in Mode}:
+    if not _one_of(mode, Mode):
         bad("mode", f"mode {mode!r} is not standard or fast")
-    if status not in {s.value for s in ImportedStatus}:
+    if not _one_of(status, ImportedStatus):
         bad("status", f"status {status!r} is not one of {', '.join(s.value for s in ImportedStatus)}")
     supersedes = value.get("supersedes")
     if supersedes is not None and not (isinstance(supersedes, str) and SLUG.fullmatch(supersedes)):
@@ -168,7 +169,7 @@ def _vote(found: Located, name: str, named: str, fields: dict[str, Any], sha: st
         return None
     if cast_at >= fields["expires_at"]:
         findings.add(VotingClosed.code, name, line("timestamp"), f"cast at {cast_at.isoformat()}, after expires_at")
-    if decision not in {d.value for d in Decision}:
+    if not _one_of(decision, Decision):
         findings.add(Invalid.code, name, line("decision"), f"decision {decision!r} is not SIGN or DISSENT; "
                                                            "the vote is not counted")
         return None
@@ -205,7 +206,7 @@ def _status_rules(fields: dict[str, Any], votes: list[ImportedVote], texts: dict
     decision = None
     if DECISION_FILE in texts and (found := _yaml(texts[DECISION_FILE], DECISION_FILE, findings)) is not None:
         decision = found.value.get("decision")
-        if decision is not None and decision not in {c.value for c in HumanChoice}:
+        if decision is not None and not _one_of(decision, HumanChoice):
             findings.add(Invalid.code, DECISION_FILE, found.line("decision"), f"decision {decision!r} is none of "
                                                                                "the four grain-gate choices")
         elif decision is not None and (status is ImportedStatus.OPEN or fields["mode"] is Mode.FAST):
@@ -229,3 +230,8 @@ def _log(text: str, findings: Findings) -> None:
                                                     f"{line[:80]!r}")
         elif moment(match.group(1)) is None:
             findings.add(Invalid.code, LOG, number, f"{match.group(1)!r} is not an ISO 8601 time")
+
+
+def _one_of(value: Any, choices: type[Enum]) -> bool:
+    """Whether ``value`` names one of ``choices`` (a list or a map where one is written names none)."""
+    return isinstance(value, str) and value in {choice.value for choice in choices}

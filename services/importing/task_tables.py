@@ -84,10 +84,12 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
     titled = bool(str(row["title"] or "").strip())
     if not titled:
         found.add(Invalid.code, name, None, "title is empty; nothing is imported")
-    if status is None or None in reviews or None in read_rulings or not titled:
-        return Reading(key, None, found, [])
     count = row.get("review_cycle_count") or 0
     budget = row.get("review_cycle_budget", DEFAULT_REVIEW_CYCLE_BUDGET)  # the first schema had none
+    counted = all([_counted(name, "id", row["id"], found, least=1), _counted(name, "review_cycle_count", count, found),
+                   _counted(name, "review_cycle_budget", budget, found)])
+    if status is None or None in reviews or None in read_rulings or not titled or not counted:
+        return Reading(key, None, found, [])
     trigger = _enum(Trigger, row.get("arbitration_pending_trigger"), name, "arbitration_pending_trigger", found)
     _judge(name, status, count, budget, trigger, row, runs, reviews, rulings, read_rulings, found)
     if status is TaskStatus.ARBITRATING and trigger is None:
@@ -98,7 +100,7 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
     command = ImportTask(
         project_id=str(row["project_id"]), task_id=row["id"], source=f"{where}#{name}", title=row["title"],
         status=status, plan_path=row.get("source_path") or None,
-        review_cycle_budget=max(budget, 0), reviewer_roles=roles,
+        review_cycle_budget=budget, reviewer_roles=roles,
         review_cycle_count=count,
         build_status=build,
         commit_sha=row.get("commit_sha"), claimed_by=_claimant(row),
@@ -167,6 +169,14 @@ def _ruling(row: dict[str, Any], found: Findings) -> ImportedRuling | None:
         return None
     return ImportedRuling(trigger=trigger, ruling=ruling, ruling_markdown=row["ruling_markdown"] or "",
                           contradiction_resolution=resolution, posted_at=moment(row["posted_at"]))
+
+
+def _counted(name: str, column: str, value: Any, found: Findings, least: int = 0) -> bool:
+    """Whether ``column`` holds a whole number from ``least`` on; a finding if not."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= least:
+        return True
+    found.add(Invalid.code, name, None, f"{column} is {value!r}, not a whole number from {least}; nothing is imported")
+    return False
 
 
 def _judge(name: str, status: TaskStatus, count: int, budget: int, trigger: Trigger | None, row: dict[str, Any],

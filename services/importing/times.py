@@ -7,7 +7,7 @@ from typing import Any
 
 
 def moment(value: Any) -> datetime | None:
-    """The time ``value`` names, or None when it names none."""
+    """The time ``value`` names, or None when it names none (or none within the calendar once in UTC)."""
     if isinstance(value, datetime):
         found = value
     elif isinstance(value, str):
@@ -17,4 +17,7 @@ def moment(value: Any) -> datetime | None:
             return None
     else:
         return None
-    return found.replace(tzinfo=timezone.utc) if found.tzinfo is None else found.astimezone(timezone.utc)
+    try:
+        return found.replace(tzinfo=timezone.utc) if found.tzinfo is None else found.astimezone(timezone.utc)
+    except OverflowError:  # 9999-12-31T23:30:00-01:00: in UTC, past the calendar
+        return None

@@ -79,3 +79,19 @@ def test_a_scratchpad_that_is_not_one_is_reported_by_line_and_not_imported(tmp_p
         ("invalid", 11),  # dave's NACK gives no reason
         ("invalid", 13),  # a tie awaiting a coordinator nobody named
     }
+
+
+def test_values_of_the_wrong_shape_and_times_past_the_calendar_are_findings(tmp_path: Path) -> None:
+    # An acceptance tester's: a list or a map where one value is written, or a time that leaves the
+    # calendar once in UTC, ended the whole read in a traceback.
+    ratification(tmp_path, "adr-7", ["alice"], {}, mode=["fast"], status={"open": True},
+                 expires_at="9999-12-31T23:30:00-01:00")
+    ratification(tmp_path, "adr-8", ["alice", "bob"], {"alice": {"decision": ["SIGN"]},
+                                                       "bob": {"timestamp": "0001-01-01T00:00:00+05:00"}},
+                 status="pending-human")
+    (tmp_path / ".athenaeum" / "adr-8" / "human-decision.yaml").write_text("topic: adr-8\ndecision: [reject]\n")
+    found, _, _ = records([tmp_path])
+    said = {record.key: {(f.code, f.file, f.message.split()[0]) for f in record.findings} for record in found}
+    assert {("invalid", "manifest.yaml", field) for field in ("expires_at", "mode", "status")} <= said["adr-7"], said
+    assert {("invalid", "alice.vote.yaml", "decision"), ("invalid", "bob.vote.yaml", "timestamp"),
+            ("invalid", "human-decision.yaml", "decision")} <= said["adr-8"], said

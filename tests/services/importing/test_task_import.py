@@ -195,3 +195,19 @@ def test_an_imported_contradiction_takes_a_rule_ruling_on_two_findings_of_its_la
     addendum = served.run("task", "show", "1", "--project", "web", "--addendum", "reviewer_contradiction")
     assert addendum.returncode == 0, addendum.stderr
     assert "Finding [3] from [security reviewer] is upheld and must be addressed" in addendum.stdout, addendum.stdout
+
+
+def test_a_row_whose_counts_are_no_counts_is_reported_not_imported(served: Served, tables: str) -> None:
+    # Tables made by hand, looser than the original's: a NULL budget, a negative count, a negative id
+    # (an acceptance tester's: the first ended the whole read in a traceback).
+    with psycopg.connect(tables, autocommit=True) as db:
+        db.execute("ALTER TABLE tasks ALTER COLUMN review_cycle_budget DROP NOT NULL")
+        _task(db, id=-4, project_id="web", title="Negative id")
+        _task(db, id=90, project_id="web", title="No budget", review_cycle_budget=None)
+        _task(db, id=91, project_id="web", title="Counted down", review_cycle_count=-1)
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    by_id = {r["id"]: r for r in json.loads(done.stdout)["records"]}
+    for key, column in (("-4", "id"), ("90", "review_cycle_budget"), ("91", "review_cycle_count")):
+        assert by_id[key]["becomes"] is None, by_id[key]
+        assert any(f["code"] == "invalid" and column in f["message"] for f in by_id[key]["findings"]), by_id[key]
