@@ -50,6 +50,9 @@ def discover(paths: Iterable[Path]) -> Found:
         if root.is_file():
             (quorums if is_scratchpad(root.absolute()) else unknown).append(root)
             continue
+        if root.absolute().parent.name == RATIFICATIONS:  # a topic folder itself, given alone
+            ratifications.append(root)
+            continue
         for folder, subfolders, files in os.walk(root):
             here = Path(folder)
             subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED)

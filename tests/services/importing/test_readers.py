@@ -95,3 +95,9 @@ def test_values_of_the_wrong_shape_and_times_past_the_calendar_are_findings(tmp_
     assert {("invalid", "manifest.yaml", field) for field in ("expires_at", "mode", "status")} <= said["adr-7"], said
     assert {("invalid", "alice.vote.yaml", "decision"), ("invalid", "bob.vote.yaml", "timestamp"),
             ("invalid", "human-decision.yaml", "decision")} <= said["adr-8"], said
+
+
+def test_a_topic_folder_given_alone_is_read_as_the_ratification_it_is(tmp_path: Path) -> None:
+    folder = ratification(tmp_path, "adr-7", ["alice", "bob"], {"alice": {}})
+    [record], unknown, _ = records([folder])
+    assert record.key == "adr-7" and record.command is not None and not unknown
