@@ -43,6 +43,14 @@ class Applied(NamedTuple):
     events: msgspec.Raw  # the JSON array of the events it appended
 
 
+class Appending(NamedTuple):
+    """One command's append: its events, its record, its key."""
+
+    events: Sequence[Event]
+    record: CommandRecord
+    key: CommandKey
+
+
 class Conflict(Exception):
     """An aggregate the command writes changed since it was loaded: decide again."""
 
@@ -80,6 +88,11 @@ class CommandStore(Protocol):
         loaded, with the command's record; the stream position of the last event. Raises
         ``Conflict``, ``AlreadyApplied``, ``Refused`` or ``Unconfirmed``."""
 
+    async def append_together(self, commands: Sequence[Appending]) -> list[int]:
+        """Several commands' appends, each on aggregates of its own, as one: all of them or none
+        (raising as ``append`` does; ``AlreadyApplied`` for one found applied); the position of
+        each one's last event."""
+
 
 def record_bytes(record: CommandRecord) -> bytes:
     return _encoder.encode(record)
@@ -107,16 +120,24 @@ class MemoryStore:
         return self._commands.get(key.text)
 
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
-        if (first := self._commands.get(key.text)) is not None:
-            raise AlreadyApplied(first)
-        if len(events) > MAX_RECORDS:
-            raise Refused(f"{len(events)} records in one append; one holds at most {MAX_RECORDS}")
+        return (await self.append_together([Appending(events, record, key)]))[0]
+
+    async def append_together(self, commands: Sequence[Appending]) -> list[int]:
+        for command in commands:
+            if (first := self._commands.get(command.key.text)) is not None:
+                raise AlreadyApplied(first)
+        if (count := sum(len(command.events) for command in commands)) > MAX_RECORDS:
+            raise Refused(f"{count} records in one append; one holds at most {MAX_RECORDS}")
         next_version: dict[str, int] = {}
-        for event in events:
-            expected = next_version.get(event.originator_id, len(self._events.get(event.originator_id, [])) + 1)
-            if event.originator_version != expected:
-                raise Conflict(f"{event.originator_id} is not at version {event.originator_version - 1}")
-            next_version[event.originator_id] = expected + 1
+        for command in commands:
+            for event in command.events:
+                expected = next_version.get(event.originator_id, len(self._events.get(event.originator_id, [])) + 1)
+                if event.originator_version != expected:
+                    raise Conflict(f"{event.originator_id} is not at version {event.originator_version - 1}")
+                next_version[event.originator_id] = expected + 1
+        return [self._apply(*command) for command in commands]
+
+    def _apply(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
         stored = decode_record(record_bytes(record))  # as the ledger would read it back, before it holds it
         for event in events:
             self._events.setdefault(event.originator_id, []).append(event)
