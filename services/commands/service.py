@@ -145,7 +145,7 @@ def _imports(handler: CommandHandler):  # type: ignore[no-untyped-def]
                     raise Invalid(f"route {item.route!r} is none of {', '.join(decoders)}", "route")
                 signature = {SIGNATURE_HEADER: item.signature, SIGNED_AT_HEADER: item.signed_at}
                 credential = credential_of(headers | {name: value for name, value in signature.items() if value})
-                sent.append((index, (_checked(item.command, decoders[item.route]), credential)))
+                sent.append((index, (_checked(bytes(item.command), decoders[item.route]), credential)))
             except msgspec.DecodeError as error:
                 replies[index] = malformed(error)
             except RuleViolation as violation:
