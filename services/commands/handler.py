@@ -149,29 +149,37 @@ class CommandHandler:
 
     async def _append_together(self, together: dict[int, tuple[Route, Command, str, Proof]],
                                replies: list[Reply | None]) -> None:
-        """Decide each of ``together`` on what this process knew, answer those already applied,
-        and append those decided, at most MAX_RECORDS records at a time."""
+        """Decide each of ``together``, answer those applied before, and append those decided,
+        at most MAX_RECORDS records at a time: first with each aggregate the store has not seen
+        presumed new, unread (the append expects it so); then, for those a wrong guess or a
+        lost race left unanswered, on each aggregate read afresh."""
         aggregates = {index: route.family.aggregate_of(command) for index, (route, command, _, _) in together.items()}
         async with AsyncExitStack() as turns:
             for aggregate_id in sorted(aggregates.values()):  # always in one order: two batches never wait on each other
                 await turns.enter_async_context(self._turn(aggregate_id))
-            await asyncio.gather(*(self.store.load(aggregate_id) for aggregate_id in aggregates.values()))
-            decided: list[tuple[int, Decided]] = []
-            for index, (route, command, actor, proof) in together.items():
-                outcome = await self._decide(route, command, actor, proof, fresh=False)
-                if isinstance(outcome, Reply):
-                    replies[index] = outcome
-                elif outcome is not None:
-                    decided.append((index, outcome))
-            for chunk in _chunks(decided):
-                try:
-                    positions = await self.store.append_together([each.appending for _, each in chunk])
-                except (AlreadyApplied, Conflict, Refused, Unconfirmed):
-                    continue  # each is sent alone, which finds out what became of it
-                for (index, each), position in zip(chunk, positions):
-                    route, command = together[index][:2]
-                    replies[index] = msgspec.structs.replace(
-                        Reply.accepted(position, encode_events(each.appending.events)), warnings=route.advise(command))
+            for fresh in (False, True):
+                left = [index for index in together if replies[index] is None]
+                if fresh:
+                    await asyncio.gather(*(self.store.load(aggregates[index], fresh=True) for index in left))
+                else:
+                    self.store.presume_new([aggregates[index] for index in left])
+                decided: list[tuple[int, Decided]] = []
+                for index in left:
+                    outcome = await self._decide(*together[index], fresh=False)  # (read afresh just now)
+                    if isinstance(outcome, Reply):
+                        replies[index] = outcome
+                    elif outcome is not None:
+                        decided.append((index, outcome))
+                for chunk in _chunks(decided):
+                    try:
+                        positions = await self.store.append_together([each.appending for _, each in chunk])
+                    except (AlreadyApplied, Conflict, Refused, Unconfirmed):
+                        continue  # decided again, or sent alone, which finds out what became of each
+                    for (index, each), position in zip(chunk, positions):
+                        route, command = together[index][:2]
+                        replies[index] = msgspec.structs.replace(
+                            Reply.accepted(position, encode_events(each.appending.events)),
+                            warnings=route.advise(command))
 
     async def load(self, aggregate_id: str) -> Any:
         """An aggregate's current state (None: no events yet), read afresh."""

@@ -119,6 +119,11 @@ class JetStreamCommandStore:
         self._known.put(aggregate_id, Known(state, messages[-1].seq if messages else 0, commands))
         return state
 
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        for aggregate_id in aggregate_ids:
+            if self._known.get(aggregate_id) is None:
+                self._known.put(aggregate_id, Known(self.fold_of(aggregate_id)(None, []), 0, {}))
+
     async def applied(self, key: CommandKey) -> Applied | None:
         token = command_token(key.text)
         try:

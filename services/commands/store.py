@@ -79,6 +79,10 @@ class CommandStore(Protocol):
         """The aggregate's state (None: no events yet). Without ``fresh`` it may be what the
         store last saw, an append on it then fails with ``Conflict`` if it changed since."""
 
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        """Take each of these aggregates the store has not loaded as holding no events, unread:
+        an append on it then expects none, and a wrong guess costs it a ``Conflict``."""
+
     async def applied(self, key: CommandKey) -> Applied | None:
         """The command ``key`` names, if the ledger holds it, as of the last load of its
         aggregate."""
@@ -115,6 +119,9 @@ class MemoryStore:
 
     async def load(self, aggregate_id: str, *, fresh: bool = False) -> Any:
         return self.fold_of(aggregate_id)(None, self._events.get(aggregate_id, []))
+
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        pass  # it holds every aggregate: nothing to presume
 
     async def applied(self, key: CommandKey) -> Applied | None:
         return self._commands.get(key.text)

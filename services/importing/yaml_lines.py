@@ -106,18 +106,18 @@ def _from_events(text: str, lines: dict[Path, int]) -> Any:
 
 def _value(event: yaml.Event, next_event: Callable[[], yaml.Event], path: Path, lines: dict[Path, int]) -> Any:
     kind = type(event)
-    if kind is yaml.ScalarEvent:
+    if kind is _SCALAR:
         return _scalar(event)
     if event.anchor is not None or kind is yaml.AliasEvent:
         raise _Unusual
     if kind is yaml.MappingStartEvent and event.tag in _UNTAGGED_MAP:
         mapping: dict[Any, Any] = {}
-        while type(key := next_event()) is not yaml.MappingEndEvent:
-            if type(key) is not yaml.ScalarEvent or _tag(key) not in _PLAIN_KEYS:
-                raise _Unusual
+        while type(key := next_event()) is _SCALAR:  # a key that is no scalar is the composer's to refuse
             at = (*path, key.value)
             lines[at] = key.start_mark.line + 1
             mapping[_scalar(key)] = _value(next_event(), next_event, at, lines)
+        if type(key) is not yaml.MappingEndEvent:
+            raise _Unusual
         return mapping
     if kind is yaml.SequenceStartEvent and event.tag in _UNTAGGED_SEQ:
         sequence: list[Any] = []
@@ -129,28 +129,30 @@ def _value(event: yaml.Event, next_event: Callable[[], yaml.Event], path: Path, 
     raise _Unusual
 
 
-def _tag(event: yaml.ScalarEvent) -> str:
-    """A scalar's tag, as the composer resolves it."""
-    if event.tag is None or event.tag == "!":
-        return _plain_tag(event.value) if event.implicit[0] else STR
-    return event.tag
-
-
 def _scalar(event: yaml.ScalarEvent) -> Any:
+    """A scalar's value, with its tag as the composer resolves it: a text, or a constant."""
+    tag = event.tag
     if event.anchor is not None:
         raise _Unusual
-    tag = _tag(event)
+    if tag is None or tag == "!":
+        return _plain(event.value) if event.implicit[0] else event.value
     if tag == STR:
         return event.value
-    if tag not in _CONSTANTS:
-        raise _Unusual
     return _constant(tag, event.value)
 
 
 @lru_cache(maxsize=8192)
+def _plain(value: str) -> Any:
+    """A plain scalar's value: the same keys and words recur from file to file, and each is
+    immutable, so each text is resolved and built once."""
+    tag = _plain_tag(value)
+    return value if tag == STR else _constant(tag, value)
+
+
 def _constant(tag: str, value: str) -> Any:
-    """A null, bool, int or float as the safe constructor builds it (each is immutable: the
-    same text gives the same value)."""
+    """A null, bool, int or float as the safe constructor builds it."""
+    if tag not in _CONSTANTS:
+        raise _Unusual
     return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, value))
 
 
@@ -170,11 +172,11 @@ def _constructed(text: str, lines: dict[Path, int]) -> Any:
 
 _CONSTANTS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                         "tag:yaml.org,2002:float"})
-# Key tags whose constructed key is the key as written or a plain scalar value (a merge key
-# ``<<`` or a value key ``=`` change the mapping around them: the constructor handles those).
-_PLAIN_KEYS = frozenset({STR, *_CONSTANTS})
+# (A merge key ``<<`` or a value key ``=`` changes the mapping around it, a timestamp or binary
+# is no constant: the constructor builds those.)
 _UNTAGGED_MAP = frozenset({None, "!", MAP})
 _UNTAGGED_SEQ = frozenset({None, "!", SEQ})
+_SCALAR = yaml.ScalarEvent
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
