@@ -201,7 +201,7 @@ class CommandHandler:
         if credential.signature is not None and command.command_id is None:
             return Reply.rejected("invalid", "a signed command carries its own command_id: without one, its signed "
                                   "bytes could be applied again as another command", "command_id")
-        received = _encoder.encode(command)
+        received = _encoder.encode(command) if credential.signature is not None else b""  # what a signature signs
         proven = credential.signature is not None or credential.token is not None
         for fresh in (True,) if proven else (False, True):
             roster = await self.store.load(FLEET_ID, fresh=fresh)
