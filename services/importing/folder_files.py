@@ -40,7 +40,8 @@ def listing(folder: Path) -> tuple[list[str], list[str]]:
 def contents(folder: Path, names: Iterable[str]) -> dict[str, bytes]:
     """The bytes of each of the files ``names`` inside ``folder``, by name."""
     read = {}
+    inside = f"{folder}/"
     for name in names:
-        with open(os.path.join(folder, name), "rb") as file:
+        with open(inside + name, "rb") as file:
             read[name] = file.read()
     return read
