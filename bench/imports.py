@@ -5,10 +5,11 @@
 
 The tree is generated in the original layouts: ratification folders with three votes each,
 dialogue threads whose entries each evaluate the one before, and canon pages. ``import`` reads
-and judges every record, sending them as they are read as ``athenaeum import`` does
-(``send_all``: a hundred together on each call, two calls in flight), straight to a command
-handler: each decided on its own command, a call's appended in one write. ``export`` reads the
-ledger it made back as JSON lines. Target: import at least 0.3x export, in records per second.
+and judges every record (in a worker process a core) and sends each as it is read, as
+``athenaeum import`` does (``send_all``: a hundred together on each call, two calls in flight),
+straight to a command handler: each decided on its own command, a call's appended in one
+write. ``export`` reads the ledger it made back as JSON lines. Target: import at least 0.3x
+export, in records per second.
 """
 
 from __future__ import annotations
@@ -82,10 +83,12 @@ def page(root: Path, number: int) -> None:
 
 
 def import_tree(url: str, stream: str, root: Path) -> int:
-    """``athenaeum import`` of ``root`` as the CLI does it (``send_all`` of the records as they
-    are read, a hundred on each call, two calls in flight), each call sent straight to a command
-    handler's ``send_together`` on a uvloop of its own, as the command service's import endpoint
-    sends it: what the NATS hop between them costs is left out. How many were sent."""
+    """``athenaeum import`` of ``root`` as the CLI does it (``send_all`` of the records as worker
+    processes read them, a hundred on each call, two calls in flight), each call sent straight
+    to a command handler's ``send_together`` on a uvloop of its own, as the command service's
+    import endpoint sends it: what the NATS hop between them costs is left out. How many were
+    sent."""
+    reading = TreeReading([root])  # its workers forked first, as the CLI's are, before the connection's thread
     loop = LoopThread("bench-commands")
     store = loop.run(JetStreamCommandStore.open([url], stream_config(stream, 1, immutable=True), fold_of))
     handler = CommandHandler(store)
@@ -93,7 +96,7 @@ def import_tree(url: str, stream: str, root: Path) -> int:
     def send_together(commands: list[Command]) -> list[Reply]:
         return loop.run(handler.send_together([(command, ASSERTED) for command in commands], IMPORTER))
 
-    outcomes = [outcome for outcome in send_all(TreeReading([root]), send_together) if outcome is not None]
+    outcomes = [outcome for outcome in send_all(reading, send_together) if outcome is not None]
     refused = [outcome for outcome in outcomes if not outcome.startswith("recorded")]
     assert not refused, refused[:3]
     loop.run(store.close())

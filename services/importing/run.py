@@ -3,9 +3,12 @@ run) send each importable one as its family's import command, as the importer.""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from athenaeum.events.commands import Command
@@ -15,33 +18,46 @@ from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.importing import (
     page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
 )
-from athenaeum.services.importing.discovery import Found, discover
+from athenaeum.services.importing.discovery import Found, WikiFile, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Log, Record
 
 TOGETHER = 100  # records on one call of ``send``: one write to the ledger for them all
 IN_FLIGHT = 2  # calls of ``send`` at once: one is written while the next is decided
+PARALLEL_FROM = 200  # records from which a tree is read in worker processes: fewer do not pay for forking
+CHUNK = 32  # records a worker reads on one request
 
 
 class TreeReading:
     """The records under some paths and in the original arbitrator's tables, read and judged
-    one after the other as they are iterated (so the first are sent while the others are
-    read); once all are, the unknown files and the wikis' logs."""
+    in order as they are iterated (so the first are sent while the others are read: in
+    ``processes`` worker processes, by default one a core for a tree of PARALLEL_FROM records
+    or more); once all are, the unknown files and the wikis' logs."""
 
     def __init__(self, paths: Iterable[Path], postgres: str | None = None,
-                 open_ones: OpenProposals = OpenProposals(None, None)) -> None:
-        self.found = discover(paths)
-        self.open_ones = open_ones
+                 open_ones: OpenProposals = OpenProposals(None, None), processes: int | None = None) -> None:
+        self.found = found = discover(paths)
         self.tasks = [] if postgres is None else [(task_tables.database(postgres), task)
                                                   for task in task_tables.read(postgres)]
         self.read: list[Record] = []  # those iterated so far
-        self.unknown = list(self.found.unknown)
+        self.unknown = list(found.unknown)
         self.logs: list[Log] = []  # once all are read
+        self._jobs = [*(partial(_ratification, folder) for folder in found.ratifications),
+                      *(partial(_thread, folder) for folder in found.threads),
+                      *(partial(_page, file) for file in found.pages),
+                      *(partial(_quorum, file, open_ones) for file in found.quorums)]
+        if processes is None:
+            processes = (os.cpu_count() or 1) if len(self._jobs) >= PARALLEL_FROM else 0
+        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) if processes else None
+        if self._pool is not None:
+            # Forked now, with what this process has loaded (no worker loads it again), and
+            # before its caller starts threads (a connection's): a fork while another thread
+            # holds a lock leaves the lock held for good in the worker.
+            self._pool.submit(int).result()
 
     def __len__(self) -> int:
         """How many records there are at most (a Markdown file in a wiki may be no page)."""
-        found = self.found
-        return len(found.ratifications) + len(found.threads) + len(found.pages) + len(found.quorums) + len(self.tasks)
+        return len(self._jobs) + len(self.tasks)
 
     def __iter__(self) -> Iterator[Record]:
         for record in self._records():
@@ -51,34 +67,56 @@ class TreeReading:
         self.logs = _logs(self.found, self.read)
 
     def _records(self) -> Iterator[Record]:
-        found, unknown = self.found, self.unknown
-        for folder in found.ratifications:
-            reading = ratification_folder.read(folder, str(folder))
-            command = reading.command
-            yield Record("ratification", reading.key, folder, "RatificationImported" if command else None,
-                         command.status.value if command else None, list(reading.findings), command)
-            unknown += [folder / name for name in reading.unknown]
-        for folder in found.threads:
-            thread = thread_folder.read(folder, str(folder))
-            yield Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
-                         _thread_status(thread.command), list(thread.findings), thread.command)
-            unknown += [folder / name for name in thread.unknown]
-        for file in found.pages:
-            page = page_file.read(file.path, file.page, str(file.wiki))
-            if page is None:
-                unknown.append(file.path)
-                continue
-            yield Record("page", page.key, file.wiki, "PageImported" if page.command else None,
-                         page.command.lifecycle.value if page.command else None, list(page.findings), page.command)
-        for file in found.quorums:
-            proposal = quorum_file.read(file, self.open_ones)
-            command = proposal.command
-            yield Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
-                         command.status.value if command else None, list(proposal.findings), command)
+        try:
+            read = map(_run, self._jobs) if self._pool is None else self._pool.map(_run, self._jobs, chunksize=CHUNK)
+            for record, unknown in read:
+                self.unknown += unknown
+                if record is not None:
+                    yield record
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
         for where, task in self.tasks:
             command = task.command
             yield Record("task", task.key, where, "TaskImported" if command else None,
                          command.status.value if command else None, list(task.findings), command)
+
+
+Read = tuple[Record | None, list[Path]]  # a record, if the file or folder is one, and the unknown files in it
+
+
+def _run(job: Callable[[], Read]) -> Read:
+    return job()
+
+
+def _ratification(folder: Path) -> Read:
+    reading = ratification_folder.read(folder, str(folder))
+    command = reading.command
+    return (Record("ratification", reading.key, folder, "RatificationImported" if command else None,
+                   command.status.value if command else None, list(reading.findings), command),
+            [folder / name for name in reading.unknown])
+
+
+def _thread(folder: Path) -> Read:
+    thread = thread_folder.read(folder, str(folder))
+    return (Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
+                   _thread_status(thread.command), list(thread.findings), thread.command),
+            [folder / name for name in thread.unknown])
+
+
+def _page(file: WikiFile) -> Read:
+    page = page_file.read(file.path, file.page, str(file.wiki))
+    if page is None:
+        return None, [file.path]
+    return (Record("page", page.key, file.wiki, "PageImported" if page.command else None,
+                   page.command.lifecycle.value if page.command else None, list(page.findings), page.command), [])
+
+
+def _quorum(file: Path, open_ones: OpenProposals) -> Read:
+    proposal = quorum_file.read(file, open_ones)
+    command = proposal.command
+    return (Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
+                   command.status.value if command else None, list(proposal.findings), command), [])
 
 
 def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from athenaeum.services.importing.run import records
+from athenaeum.services.importing.run import TreeReading, records
 from tests.services.importing.trees import dissent, ratification, thread
 
 
@@ -79,3 +79,14 @@ def test_a_scratchpad_that_is_not_one_is_reported_by_line_and_not_imported(tmp_p
         ("invalid", 11),  # dave's NACK gives no reason
         ("invalid", 13),  # a tie awaiting a coordinator nobody named
     }
+
+
+def test_a_tree_read_in_worker_processes_is_read_as_here_in_its_order(tmp_path: Path) -> None:
+    for number in range(3):
+        ratification(tmp_path, f"adr-{number}", ["alice", "bob"], {"alice": {}, "bob": {"agent": "carol"}})
+        folder = thread(tmp_path, f"thread-{number}", [{"author": "alice"}, {"author": "bob", "v": {"N": 1, "C": 1,
+                                                                                                    "R": 1}}])
+        (folder / "notes.txt").write_text("scratch\n")
+    here, there = TreeReading([tmp_path], processes=0), TreeReading([tmp_path], processes=2)
+    assert list(there) == list(here) and len(here.read) == 6
+    assert there.unknown == here.unknown and len(here.unknown) == 3 and there.logs == here.logs
