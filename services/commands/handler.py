@@ -155,7 +155,8 @@ class CommandHandler:
         lost race left unanswered, on each aggregate read afresh."""
         aggregates = {index: route.family.aggregate_of(command) for index, (route, command, _, _) in together.items()}
         async with AsyncExitStack() as turns:
-            for aggregate_id in sorted(aggregates.values()):  # always in one order: two batches never wait on each other
+            # Always in one order: two batches never wait on each other.
+            for aggregate_id in sorted(aggregates.values()):
                 await turns.enter_async_context(self._turn(aggregate_id))
             for fresh in (False, True):
                 left = [index for index in together if replies[index] is None]

@@ -48,7 +48,8 @@ class TreeReading:
                       *(partial(_quorum, file, open_ones) for file in found.quorums)]
         if processes is None:
             processes = (os.cpu_count() or 1) if len(self._jobs) >= PARALLEL_FROM else 0
-        self._pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("fork")) if processes else None
+        fork = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(processes, mp_context=fork) if processes else None
         if self._pool is not None:
             # Forked now, with what this process has loaded (no worker loads it again), and
             # before its caller starts threads (a connection's): a fork while another thread

@@ -39,7 +39,8 @@ async def test_commands_on_aggregates_of_their_own_are_answered_each_and_appende
     replies = await handler(store).send_together(together(*(init(f"adr-{n}", command_id=f"k-{n}") for n in range(5))),
                                                  "alice")
     assert [reply.position for reply in replies] == [1, 2, 3, 4, 5] and store.writes == 1
-    assert [msgspec.json.decode(reply.events)[0]["originator_id"] for reply in replies] == [f"adr-{n}" for n in range(5)]
+    opened = [msgspec.json.decode(reply.events)[0]["originator_id"] for reply in replies]
+    assert opened == [f"adr-{n}" for n in range(5)]
 
 
 async def test_a_refused_one_gets_its_refusal_and_the_others_land() -> None:
