@@ -139,12 +139,14 @@ def _imports(handler: CommandHandler):  # type: ignore[no-untyped-def]
             return await request.respond_error(refusal.error.code, refusal.error.message, encode(refusal))
         replies: list[Reply | None] = [None] * len(items)
         sent: list[tuple[int, tuple[Command, Credential]]] = []
+        # Each item's signature is its own: one on the request would sign none of them.
+        unsigned = {name: value for name, value in headers.items() if name not in (SIGNATURE_HEADER, SIGNED_AT_HEADER)}
         for index, item in enumerate(items):
             try:
                 if item.route not in decoders:
                     raise Invalid(f"route {item.route!r} is none of {', '.join(decoders)}", "route")
                 signature = {SIGNATURE_HEADER: item.signature, SIGNED_AT_HEADER: item.signed_at}
-                credential = credential_of(headers | {name: value for name, value in signature.items() if value})
+                credential = credential_of(unsigned | {name: value for name, value in signature.items() if value})
                 sent.append((index, (_checked(bytes(item.command), decoders[item.route]), credential)))
             except msgspec.DecodeError as error:
                 replies[index] = malformed(error)
