@@ -173,14 +173,13 @@ class CommandHandler:
                         decided.append((index, outcome))
                 for chunk in _chunks(decided):
                     try:
-                        positions = await self.store.append_together([each.appending for _, each in chunk])
+                        appended = await self.store.append_together([each.appending for _, each in chunk])
                     except (AlreadyApplied, Conflict, Refused, Unconfirmed):
                         continue  # decided again, or sent alone, which finds out what became of each
-                    for (index, each), position in zip(chunk, positions):
+                    for (index, _), applied in zip(chunk, appended):
                         route, command = together[index][:2]
-                        replies[index] = msgspec.structs.replace(
-                            Reply.accepted(position, encode_events(each.appending.events)),
-                            warnings=route.advise(command))
+                        replies[index] = msgspec.structs.replace(Reply.accepted(applied.position, applied.events),
+                                                                 warnings=route.advise(command))
 
     async def load(self, aggregate_id: str) -> Any:
         """An aggregate's current state (None: no events yet), read afresh."""

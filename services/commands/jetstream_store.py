@@ -143,9 +143,9 @@ class JetStreamCommandStore:
         return None if found is None else _answer(found)
 
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
-        return (await self.append_together([Appending(events, record, key)]))[0]
+        return (await self.append_together([Appending(events, record, key)]))[0].position
 
-    async def append_together(self, commands: Sequence[Appending]) -> list[int]:
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
         carried = [CommandAppend(command_token(key.text), record_bytes(record), global_id=not key.scoped)
                    for _, record, key in commands]
         parts = [([self.mapper.to_stored_event(event) for event in command.events], append)
@@ -166,7 +166,9 @@ class JetStreamCommandStore:
             raise Unconfirmed(str(error)) from error
         for command, append, at in zip(commands, carried, positions):
             self._remember(command.events, at, append.token)
-        return [at[-1] for at in positions]
+        # Answered with the events as stored, as a retry of the command is (see ``_answer``).
+        return [Applied(command.record, at[-1], events_json([event.state for event in part]))
+                for command, (part, _), at in zip(commands, parts, positions)]
 
     def _remember(self, events: Sequence[Event], positions: Sequence[int], token: str) -> None:
         """Fold the appended events into the aggregates they went to, where the store knew each

@@ -92,10 +92,10 @@ class CommandStore(Protocol):
         loaded, with the command's record; the stream position of the last event. Raises
         ``Conflict``, ``AlreadyApplied``, ``Refused`` or ``Unconfirmed``."""
 
-    async def append_together(self, commands: Sequence[Appending]) -> list[int]:
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
         """Several commands' appends, each on aggregates of its own, as one: all of them or none
-        (raising as ``append`` does; ``AlreadyApplied`` for one found applied); the position of
-        each one's last event."""
+        (raising as ``append`` does; ``AlreadyApplied`` for one found applied); each one as the
+        ledger now holds it (the position of its last event, its events as stored)."""
 
 
 def record_bytes(record: CommandRecord) -> bytes:
@@ -127,9 +127,9 @@ class MemoryStore:
         return self._commands.get(key.text)
 
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
-        return (await self.append_together([Appending(events, record, key)]))[0]
+        return (await self.append_together([Appending(events, record, key)]))[0].position
 
-    async def append_together(self, commands: Sequence[Appending]) -> list[int]:
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
         for command in commands:
             if (first := self._commands.get(command.key.text)) is not None:
                 raise AlreadyApplied(first)
@@ -144,11 +144,11 @@ class MemoryStore:
                 next_version[event.originator_id] = expected + 1
         return [self._apply(*command) for command in commands]
 
-    def _apply(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
+    def _apply(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> Applied:
         stored = decode_record(record_bytes(record))  # as the ledger would read it back, before it holds it
         for event in events:
             self._events.setdefault(event.originator_id, []).append(event)
         self.ledger += events
         applied = Applied(stored, len(self.ledger), events_json([_encoder.encode(event) for event in events]))
         self._commands[key.text] = applied
-        return applied.position
+        return applied

@@ -9,7 +9,7 @@ from athenaeum.aggregates.families import fold_of
 from athenaeum.events.ratification import Decision
 from athenaeum.events.ratification_commands import CastVote
 from athenaeum.services.commands.credentials import ASSERTED
-from athenaeum.services.commands.store import Appending, MemoryStore, Unconfirmed
+from athenaeum.services.commands.store import Applied, Appending, MemoryStore, Unconfirmed
 from tests.services.commands.test_handler import SHA, handler, init
 
 
@@ -21,13 +21,13 @@ class Counted(MemoryStore):
         self.writes = 0
         self.lost = lost
 
-    async def append_together(self, commands: list[Appending]) -> list[int]:
+    async def append_together(self, commands: list[Appending]) -> list[Applied]:
         self.writes += 1
-        positions = await super().append_together(commands)
+        appended = await super().append_together(commands)
         if self.lost:
             self.lost = False
             raise Unconfirmed("the answer was lost")
-        return positions
+        return appended
 
 
 def together(*commands):

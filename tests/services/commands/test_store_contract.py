@@ -112,10 +112,10 @@ async def test_commands_appended_together_are_each_found_with_their_own_answer(s
     for name in names:
         await store.load(name)
     keys = [CommandKey("alice", name, "c-1") for name in names]
-    positions = await store.append_together([Appending([frozen(name)], record(), key)
-                                             for name, key in zip(names, keys)])
-    assert positions[1] == positions[0] + 1
-    assert [(await store.applied(key)).position for key in keys] == positions
+    appended = await store.append_together([Appending([frozen(name)], record(), key)
+                                            for name, key in zip(names, keys)])
+    assert appended[1].position == appended[0].position + 1
+    assert [await store.applied(key) for key in keys] == appended
     assert [(await store.load(name, fresh=True)).version for name in names] == [1, 1]
 
 
