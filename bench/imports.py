@@ -5,10 +5,11 @@
 
 The tree is generated in the original layouts: ratification folders with three votes each,
 dialogue threads whose entries each evaluate the one before, and canon pages. ``import`` reads
-and judges every record (``records``), then sends them as ``athenaeum import`` does
-(``send_all``, 16 records in flight), straight to a command handler: each decided and appended
-with its own command. ``export`` reads the ledger it made back as JSON lines. Target: import at
-least 0.3x export, in records per second.
+and judges every record (in a worker process a core) and sends each as it is read, as
+``athenaeum import`` does (``send_all``: a hundred together on each call, two calls in flight),
+straight to a command handler: each decided on its own command, a call's appended in one
+write. ``export`` reads the ledger it made back as JSON lines. Target: import at least 0.3x
+export, in records per second.
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ import yaml
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.families import fold_of
 from athenaeum.services.audit.export import export
+from athenaeum.events.commands import Command
+from athenaeum.services.commands.credentials import ASSERTED
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.replies import Reply
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
-from athenaeum.services.importing.run import records, send_all
+from athenaeum.services.importing.run import TreeReading, send_all
 from athenaeum.services.jetstream.factory import stream_config
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.runtime.nats_server import NatsServer
@@ -79,17 +83,20 @@ def page(root: Path, number: int) -> None:
 
 
 def import_tree(url: str, stream: str, root: Path) -> int:
-    """``athenaeum import`` of ``root`` as the CLI does it (``records``, then ``send_all``, its
-    records in flight at once), each sent straight to a command handler on a uvloop of its own,
-    as the command service's: what the NATS hop between them costs is left out. How many were sent."""
+    """``athenaeum import`` of ``root`` as the CLI does it (``send_all`` of the records as worker
+    processes read them, a hundred on each call, two calls in flight), each call sent straight
+    to a command handler's ``send_together`` on a uvloop of its own, as the command service's
+    import endpoint sends it: what the NATS hop between them costs is left out. How many were
+    sent."""
+    reading = TreeReading([root])  # its workers forked first, as the CLI's are, before the connection's thread
     loop = LoopThread("bench-commands")
     store = loop.run(JetStreamCommandStore.open([url], stream_config(stream, 1, immutable=True), fold_of))
     handler = CommandHandler(store)
-    started = time.perf_counter()
-    found, _, _ = records([root])
-    print(f"(read and judged in {time.perf_counter() - started:.2f}s)")
-    outcomes = [outcome for outcome in send_all(found, lambda command: loop.run(handler.send(command, IMPORTER)))
-                if outcome is not None]
+
+    def send_together(commands: list[Command]) -> list[Reply]:
+        return loop.run(handler.send_together([(command, ASSERTED) for command in commands], IMPORTER))
+
+    outcomes = [outcome for outcome in send_all(reading, send_together) if outcome is not None]
     refused = [outcome for outcome in outcomes if not outcome.startswith("recorded")]
     assert not refused, refused[:3]
     loop.run(store.close())

@@ -12,11 +12,13 @@ from pathlib import Path
 import msgspec
 
 from athenaeum.aggregates.rules import Invalid, require_schedulable
+from athenaeum.events.commands import Command
 from athenaeum.services.cli.args import UsageError, agent, agents, moment
 from athenaeum.services.cli.progress import progress
+from athenaeum.services.commands.replies import Reply
 from athenaeum.services.importing import report
 from athenaeum.services.importing.quorum_file import OpenProposals
-from athenaeum.services.importing.run import records, send_all
+from athenaeum.services.importing.run import TreeReading, send_all
 
 NAMES = ("import",)
 SUMMARIES: dict = {}
@@ -60,11 +62,12 @@ def read_only(args: argparse.Namespace) -> int | None:
     if electorate is not None and (not electorate or len(set(electorate)) != len(electorate)):
         raise UsageError("--electorate: name each agent once, at least one")
     open_ones = OpenProposals(electorate, _schedulable(moment(args.deadline, "--deadline")))
-    args.found, args.unknown, args.logs = records(args.paths, args.postgres, open_ones)
+    args.reading = TreeReading(args.paths, args.postgres, open_ones)
     if not args.dry_run:
-        return None
+        return None  # each record is read as the ones before it are sent
+    args.found = list(args.reading)
     _show(args, None)
-    return FINDINGS if _nothing_importable(args.found) or report.findings(args.found, args.logs) else DONE
+    return FINDINGS if _nothing_importable(args.found) or report.findings(args.found, args.reading.logs) else DONE
 
 
 def _schedulable(deadline: datetime | None) -> datetime | None:
@@ -78,9 +81,11 @@ def _schedulable(deadline: datetime | None) -> datetime | None:
         raise UsageError(f"{refusal.message}; nothing is imported") from None
 
 
-def write(args: argparse.Namespace, send: Callable) -> int:
-    with progress("importing", len(args.found)) as advance:
-        outcomes = send_all(args.found, send, advance)
+def write(args: argparse.Namespace, send_together: Callable[[list[Command]], list[Reply]]) -> int:
+    reading = args.reading
+    with progress("importing", len(reading)) as advance:
+        outcomes = send_all(reading, send_together, advance)
+    args.found = reading.read
     _show(args, outcomes)
     refused = any(outcome and outcome.startswith("refused") for outcome in outcomes)
     return REFUSED if _nothing_importable(args.found) or refused else DONE
@@ -98,9 +103,10 @@ def _nothing_importable(found: list[report.Record]) -> bool:
 
 def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:
     if args.json:
-        print(msgspec.json.encode(report.as_json(args.found, args.unknown, args.logs, outcomes)).decode())
+        print(msgspec.json.encode(report.as_json(args.found, args.reading.unknown, args.reading.logs,
+                                                 outcomes)).decode())
         return
-    for line in report.as_text(args.found, args.unknown, args.logs):
+    for line in report.as_text(args.found, args.reading.unknown, args.reading.logs):
         print(line)
     for line in report.outcome_lines(args.found, outcomes or []):
         print(line)

@@ -281,7 +281,7 @@ def _main(argv: list[str] | None) -> int:
                 show_answer(answer, args.json)
                 return DONE if answer["ok"] else REJECTED
             if args.family in cli_import.NAMES:
-                return cli_import.write(args, client.send)
+                return cli_import.write(args, client.send_together)
             reply = client.send(command)
     except Unreachable as error:
         return failed(UNREACHABLE, f"{error}", as_json)

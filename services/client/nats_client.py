@@ -24,6 +24,7 @@ from athenaeum.services.commands.service import (
 )
 from athenaeum.services.commands.credentials import signed
 from athenaeum.services.client.refusals import Refusals
+from athenaeum.services.commands.imports import IMPORT_SUBJECT, MAX_ITEMS, ImportItem
 from athenaeum.services.identity.keys import inbox_prefix, key_of, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
@@ -161,6 +162,42 @@ class AthenaeumClient:
                               f"{error!r}", command.command_id) from error
         return decode(msg.data)
 
+    async def send_together(self, commands: list[Command]) -> list[Reply]:
+        """Send import ``commands`` (``athenaeum import``'s records) together, on as few requests
+        as the server's message size allows: each one signed, decided and answered as ``send``
+        would, in order; the service appends them in one write to the ledger instead of one each."""
+        commands = [command if command.command_id else msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
+                    for command in commands]
+        await self._connected(f"{len(commands)} import commands")
+        items = []
+        for command in commands:
+            headers = await self._headers(command)
+            items.append(msgspec.json.encode(ImportItem(
+                BY_COMMAND[type(command)].name, msgspec.Raw(msgspec.json.encode(command)),
+                headers.get(SIGNATURE_HEADER), headers.get(SIGNED_AT_HEADER))))
+        replies: list[Reply] = []
+        for start, end in _requests([len(item) for item in items], self.nc.max_payload // 2):
+            replies += await self._send_items(items[start:end], commands[start:end])
+        return replies
+
+    async def _send_items(self, items: list[bytes], commands: list[Command]) -> list[Reply]:
+        ids = ", ".join(repr(command.command_id) for command in commands[:3]) + (", ..." if len(commands) > 3 else "")
+        headers = {ACTOR_HEADER: self.actor} | ({TOKEN_HEADER: self.token} if self.token is not None else {})
+        try:
+            msg = await self.nc.request(IMPORT_SUBJECT, b"[" + b",".join(items) + b"]", timeout=self.timeout,
+                                        headers=headers)
+        except nats.errors.NoRespondersError as error:
+            raise Unreachable("no Athenaeum command service is running") from error
+        except nats.errors.TimeoutError as error:
+            raise Unreachable(f"no reply within {self.timeout}s (command_ids {ids})") from error
+        except nats.errors.MaxPayloadError as error:
+            return [Reply.rejected("invalid", f"the command is over the server's message size limit: {error}",
+                                   "body")] * len(commands)
+        except nats.errors.Error as error:
+            raise Unreachable(f"the connection to Athenaeum's NATS is lost (command_ids {ids}): {error!r}") from error
+        answer = _decode_replies(msg.data)
+        return answer if isinstance(answer, list) else [answer] * len(commands)  # a request refused whole
+
     async def _headers(self, command: Command) -> dict[str, str]:
         """Who sends, and with a key, the signature over the command in this ledger."""
         headers = {ACTOR_HEADER: self.actor} | ({TOKEN_HEADER: self.token} if self.token is not None else {})
@@ -216,6 +253,22 @@ class AthenaeumClient:
         await self.close()
 
 
+_decode_replies = msgspec.json.Decoder(list[Reply] | Reply).decode
+
+
+def _requests(sizes: list[int], limit: int) -> list[tuple[int, int]]:
+    """The items of these sizes in runs (start, end) of at most ``limit`` bytes and MAX_ITEMS
+    items; an item larger than ``limit`` alone."""
+    runs: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for index, item in enumerate(sizes):
+        if index > start and (size + item > limit or index - start == MAX_ITEMS):
+            runs.append((start, index))
+            start, size = index, 0
+        size += item
+    return runs + ([(start, len(sizes))] if start < len(sizes) else [])
+
+
 class SyncClient:
     """The same client for synchronous code. Its loop runs on a thread of its own, so an idle
     client still answers the server's pings and notices a lost node before it is next used."""
@@ -231,6 +284,9 @@ class SyncClient:
 
     def send(self, command: Command) -> Reply:
         return self._loop.run(self._client.send(command))
+
+    def send_together(self, commands: list[Command]) -> list[Reply]:
+        return self._loop.run(self._client.send_together(commands))
 
     def query(self, name: str, **fields: Any) -> dict[str, Any]:
         return self._loop.run(self._client.query(name, **fields))

@@ -13,7 +13,8 @@ import hashlib
 import logging
 import random
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 from weakref import WeakValueDictionary
@@ -31,13 +32,20 @@ from athenaeum.services.commands.credentials import ASSERTED, Credential, authen
 from athenaeum.services.commands.replies import NO_EVENTS, Reply, encode_events
 from athenaeum.services.commands.routes import BY_COMMAND, Route
 from athenaeum.services.commands.store import (
-    AlreadyApplied, Applied, CommandKey, CommandStore, Conflict, Refused, Unconfirmed,
+    MAX_RECORDS, AlreadyApplied, Applied, Appending, CommandKey, CommandStore, Conflict, Refused, Unconfirmed,
 )
 
 ATTEMPTS = 8
 log = logging.getLogger(__name__)
 BACKOFF = 0.002  # seconds: the first lost race's longest pause
 _encoder = msgspec.json.Encoder()
+
+
+class Decided(NamedTuple):
+    """What a command appends, and its fingerprint."""
+
+    appending: Appending
+    digest: str
 
 
 class Activity(NamedTuple):
@@ -112,6 +120,67 @@ class CommandHandler:
             await self.on_roster(await self.store.load(FLEET_ID, fresh=True))
         return msgspec.structs.replace(reply, warnings=route.advise(command)) if reply.ok else reply
 
+    async def send_together(self, commands: Sequence[tuple[Command, Credential]], actor: str) -> list[Reply]:
+        """Each command sent by ``actor`` with its credential, answered as ``send`` answers it,
+        in order; those that append on what this process knew, each on an aggregate of its own,
+        are appended together, one write to the ledger instead of one each (``athenaeum import``
+        sends its records so). Any other (refused at first sight, applied before, on an aggregate
+        another here writes too, one that lost a race) is then sent alone, as ``send`` sends it."""
+        replies: list[Reply | None] = [None] * len(commands)
+        together: dict[int, tuple[Route, Command, str, Proof]] = {}
+        aggregates = {FLEET_ID}  # the roster's commands tell the NATS server of it, one by one
+        for index, (command, credential) in enumerate(commands):
+            route = BY_COMMAND[type(command)]
+            proven = await self._authenticate(route, command, actor, credential)
+            if isinstance(proven, Reply):
+                replies[index] = proven
+            elif command.command_id is not None and route.assign is None and (
+                    aggregate := route.family.aggregate_of(command)) not in aggregates:
+                aggregates.add(aggregate)
+                together[index] = (route, command, *proven)
+        try:
+            await self._append_together(together, replies)
+        except Exception:  # noqa: BLE001  each is sent alone below, which answers with what became of it
+            log.exception("commands sent together failed; each is sent alone")
+        for index, (command, credential) in enumerate(commands):
+            if replies[index] is None:
+                replies[index] = await self.send(command, actor, credential)
+        return [reply for reply in replies if reply is not None]
+
+    async def _append_together(self, together: dict[int, tuple[Route, Command, str, Proof]],
+                               replies: list[Reply | None]) -> None:
+        """Decide each of ``together``, answer those applied before, and append those decided,
+        at most MAX_RECORDS records at a time: first with each aggregate the store has not seen
+        presumed new, unread (the append expects it so); then, for those a wrong guess or a
+        lost race left unanswered, on each aggregate read afresh."""
+        aggregates = {index: route.family.aggregate_of(command) for index, (route, command, _, _) in together.items()}
+        async with AsyncExitStack() as turns:
+            # Always in one order: two batches never wait on each other.
+            for aggregate_id in sorted(aggregates.values()):
+                await turns.enter_async_context(self._turn(aggregate_id))
+            for fresh in (False, True):
+                left = [index for index in together if replies[index] is None]
+                if fresh:
+                    await asyncio.gather(*(self.store.load(aggregates[index], fresh=True) for index in left))
+                else:
+                    self.store.presume_new([aggregates[index] for index in left])
+                decided: list[tuple[int, Decided]] = []
+                for index in left:
+                    outcome = await self._decide(*together[index], fresh=False)  # (read afresh just now)
+                    if isinstance(outcome, Reply):
+                        replies[index] = outcome
+                    elif outcome is not None:
+                        decided.append((index, outcome))
+                for chunk in _chunks(decided):
+                    try:
+                        appended = await self.store.append_together([each.appending for _, each in chunk])
+                    except (AlreadyApplied, Conflict, Refused, Unconfirmed):
+                        continue  # decided again, or sent alone, which finds out what became of each
+                    for (index, _), applied in zip(chunk, appended):
+                        route, command = together[index][:2]
+                        replies[index] = msgspec.structs.replace(Reply.accepted(applied.position, applied.events),
+                                                                 warnings=route.advise(command))
+
     async def load(self, aggregate_id: str) -> Any:
         """An aggregate's current state (None: no events yet), read afresh."""
         return await self.store.load(aggregate_id, fresh=True)
@@ -132,7 +201,7 @@ class CommandHandler:
         if credential.signature is not None and command.command_id is None:
             return Reply.rejected("invalid", "a signed command carries its own command_id: without one, its signed "
                                   "bytes could be applied again as another command", "command_id")
-        received = _encoder.encode(command)
+        received = _encoder.encode(command) if credential.signature is not None else b""  # what a signature signs
         proven = credential.signature is not None or credential.token is not None
         for fresh in (True,) if proven else (False, True):
             roster = await self.store.load(FLEET_ID, fresh=fresh)
@@ -160,38 +229,17 @@ class CommandHandler:
 
     async def _handle(self, route: Route, command: Command, actor: str, proof: Proof) -> Reply:
         aggregate_id = route.family.aggregate_of(command)
-        assert command.command_id is not None
-        key = CommandKey(actor, aggregate_id, command.command_id, scoped(route, command.command_id))
-        canonical = _encoder.encode(command)
-        digest = fingerprint(command)
         async with self._turn(aggregate_id):
             for attempt in range(ATTEMPTS):
-                fresh = attempt > 0
-                state = await self.store.load(aggregate_id, fresh=fresh)
-                roster = await self.store.load(FLEET_ID, fresh=fresh)
-                now = self.clock()  # at each attempt: a command that lost a race is not stamped before the winner
-                if (first := await self.store.applied(key)) is not None:
-                    return _replay(first, digest)
-                context = await self._context(route, command, state, roster, actor, now, fresh)
+                decided = await self._decide(route, command, actor, proof, fresh=attempt > 0)
+                if decided is None:
+                    continue  # refused, or nothing to append, on what this process knew: look again
+                if isinstance(decided, Reply):
+                    return decided
                 try:
-                    events = route.family.decide(state, command, context)
-                except RuleViolation as violation:
-                    if not fresh:
-                        continue  # refused on what this process knew: look again before saying so
-                    return Reply.rejected(violation.code, violation.message, violation.field)
-                if not events:
-                    if not fresh:
-                        continue
-                    return Reply.accepted(None, NO_EVENTS)
-                if events[0].originator_id != aggregate_id:
-                    raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
-                signed_as_decided = proof.command is not None and proof.command.encode() == canonical
-                record = _record(route, canonical, command.reads_fleet, context, digest, len(events), key.scoped,
-                                 msgspec.structs.replace(proof, command=None) if signed_as_decided else proof)
-                try:
-                    position = await self.store.append(events, record, key)
+                    position = await self.store.append(*decided.appending)
                 except AlreadyApplied as applied:
-                    return _replay(applied.applied, digest)
+                    return _replay(applied.applied, decided.digest)
                 except Conflict:
                     # Another writer got there first: decide again on the new state, after a random
                     # pause that grows, so replicas racing on one aggregate (the task counter) spread out.
@@ -200,9 +248,38 @@ class CommandHandler:
                 except Refused as error:
                     return Reply.rejected("invalid", f"{route.name} cannot be recorded: {error}; nothing was written")
                 except Unconfirmed as error:
-                    return await self._outcome_unknown(key, digest, error)
-                return Reply.accepted(position, encode_events(events))
+                    return await self._outcome_unknown(decided.appending.key, decided.digest, error)
+                return Reply.accepted(position, encode_events(decided.appending.events))
         return Reply.rejected("conflict", f"{aggregate_id!r} kept changing: lost {ATTEMPTS} races in a row")
+
+    async def _decide(self, route: Route, command: Command, actor: str, proof: Proof, fresh: bool
+                      ) -> Decided | Reply | None:
+        """What ``command`` appends, decided on the state last seen (``fresh``: read afresh), or
+        its answer when it appends nothing: its first answer if it was applied, its refusal.
+        None: refused, or nothing to append, on a state not read afresh."""
+        aggregate_id = route.family.aggregate_of(command)
+        assert command.command_id is not None
+        key = CommandKey(actor, aggregate_id, command.command_id, scoped(route, command.command_id))
+        canonical = _encoder.encode(command)
+        digest = fingerprint(command)
+        state = await self.store.load(aggregate_id, fresh=fresh)
+        roster = await self.store.load(FLEET_ID, fresh=fresh)
+        now = self.clock()  # at each attempt: a command that lost a race is not stamped before the winner
+        if (first := await self.store.applied(key)) is not None:
+            return _replay(first, digest)
+        context = await self._context(route, command, state, roster, actor, now, fresh)
+        try:
+            events = route.family.decide(state, command, context)
+        except RuleViolation as violation:
+            return Reply.rejected(violation.code, violation.message, violation.field) if fresh else None
+        if not events:
+            return Reply.accepted(None, NO_EVENTS) if fresh else None
+        if events[0].originator_id != aggregate_id:
+            raise AssertionError(f"{route.name} decided first on {events[0].originator_id}, not {aggregate_id}")
+        signed_as_decided = proof.command is not None and proof.command.encode() == canonical
+        record = _record(route, canonical, command.reads_fleet, context, digest, len(events), key.scoped,
+                         msgspec.structs.replace(proof, command=None) if signed_as_decided else proof)
+        return Decided(Appending(events, record, key), digest)
 
     async def _context(self, route: Route, command: Command, state: Any, roster: Fleet | None, actor: str,
                        now: datetime, fresh: bool) -> Context:
@@ -233,6 +310,20 @@ class CommandHandler:
         return Reply.rejected(
             "unavailable", f"the ledger did not confirm the command ({error}): send it again with command_id "
             f"{key.command_id!r}, which applies it at most once", "command_id", key.command_id)
+
+
+def _chunks(decided: list[tuple[int, Decided]]) -> list[list[tuple[int, Decided]]]:
+    """``decided`` in runs of at most MAX_RECORDS records, counting a marker for each command."""
+    chunks: list[list[tuple[int, Decided]]] = [[]]
+    records = 0
+    for each in decided:
+        size = len(each[1].appending.events) + 1
+        if chunks[-1] and records + size > MAX_RECORDS:
+            chunks.append([])
+            records = 0
+        chunks[-1].append(each)
+        records += size
+    return [chunk for chunk in chunks if chunk]
 
 
 def _record(route: Route, command: bytes, reads_fleet: bool, context: Context, digest: str, events: int,

@@ -28,7 +28,7 @@ from athenaeum.aggregates.family import Fold
 from athenaeum.events import Event
 from athenaeum.events.commands import CommandRecord, decode_record
 from athenaeum.services.commands.store import (
-    AlreadyApplied, Applied, CommandKey, Conflict, Refused, Unconfirmed, events_json, record_bytes,
+    AlreadyApplied, Applied, Appending, CommandKey, Conflict, Refused, Unconfirmed, events_json, record_bytes,
 )
 from athenaeum.services.jetstream.client import AppendRefused, JetStreamClient
 from athenaeum.services.jetstream import applied as stored
@@ -119,6 +119,11 @@ class JetStreamCommandStore:
         self._known.put(aggregate_id, Known(state, messages[-1].seq if messages else 0, commands))
         return state
 
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        for aggregate_id in aggregate_ids:
+            if self._known.get(aggregate_id) is None:
+                self._known.put(aggregate_id, Known(self.fold_of(aggregate_id)(None, []), 0, {}))
+
     async def applied(self, key: CommandKey) -> Applied | None:
         token = command_token(key.text)
         try:
@@ -138,12 +143,17 @@ class JetStreamCommandStore:
         return None if found is None else _answer(found)
 
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
-        token = command_token(key.text)
-        stored = [self.mapper.to_stored_event(event) for event in events]
+        return (await self.append_together([Appending(events, record, key)]))[0].position
+
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
+        carried = [CommandAppend(command_token(key.text), record_bytes(record), global_id=not key.scoped)
+                   for _, record, key in commands]
+        parts = [([self.mapper.to_stored_event(event) for event in command.events], append)
+                 for command, append in zip(commands, carried)]
         try:
-            positions = await self.log.append(stored, command=CommandAppend(token, record_bytes(record),
-                                                                             global_id=not key.scoped))
-        except CommandAlreadyApplied:
+            positions = await self.log.append_commands(parts)
+        except CommandAlreadyApplied as already:
+            key = next(command.key for command, append in zip(commands, carried) if append.token == already.token)
             applied = await self.applied(key)
             if applied is None:  # its marker is there, so its events are: a read that lags
                 raise Conflict(f"command {key.command_id!r} is applied but not readable yet") from None
@@ -154,8 +164,11 @@ class JetStreamCommandStore:
             raise Refused(str(error)) from error
         except OperationalError as error:
             raise Unconfirmed(str(error)) from error
-        self._remember(events, positions, token)
-        return positions[-1]
+        for command, append, at in zip(commands, carried, positions):
+            self._remember(command.events, at, append.token)
+        # Answered with the events as stored, as a retry of the command is (see ``_answer``).
+        return [Applied(command.record, at[-1], events_json([event.state for event in part]))
+                for command, (part, _), at in zip(commands, parts, positions)]
 
     def _remember(self, events: Sequence[Event], positions: Sequence[int], token: str) -> None:
         """Fold the appended events into the aggregates they went to, where the store knew each

@@ -19,7 +19,9 @@ from nats.micro.service import Service
 
 from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
 from athenaeum.services.commands.credentials import Credential, require_public_key
+from athenaeum.events.commands import Command
 from athenaeum.services.commands.handler import CommandHandler
+from athenaeum.services.commands.imports import IMPORT_ROUTES, IMPORT_SUBJECT, MAX_ITEMS, decode_items
 from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.replies import Reply, encode, malformed
 from athenaeum.services.commands.routes import EXPOSED, Route
@@ -48,6 +50,8 @@ async def start_command_service(nc: Client, handler: CommandHandler | None) -> S
     )
     if handler is not None:
         await service.add_endpoint(name="ledger", subject=LEDGER_SUBJECT, handler=_ledger(handler))
+    if handler is not None:
+        await service.add_endpoint(name="import-together", subject=IMPORT_SUBJECT, handler=_imports(handler))
     for route in EXPOSED if handler is not None else ():
         await service.add_endpoint(name=f"{route.group}-{route.verb}", subject=route.subject,
                                    handler=_endpoint(route, handler))
@@ -64,17 +68,12 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
         command = None
         headers = request.headers or {}
         actor = headers.get(ACTOR_HEADER, "")
-        # A connection's key or a token names its holder.
-        if not SLUG.fullmatch(actor) and not (actor == "" and ({TOKEN_HEADER, REQUEST_INFO_HEADER} & headers.keys())):
-            reply = Reply.rejected(
-                "invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: {actor!r}", "actor"
-            )
+        if (refusal := _unnamed(headers)) is not None:
+            reply = refusal
         else:
             try:
                 credential = credential_of(headers)
-                command = read_command(request.data, decoder)
-                require_bounded_texts(command)
-                require_public_key(command)
+                command = _checked(request.data, decoder)
             except msgspec.DecodeError as error:
                 reply = malformed(error)
             except RuleViolation as violation:
@@ -96,6 +95,77 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
             await request.respond(encode(reply))
         else:
             await request.respond_error(reply.error.code, reply.error.message, encode(reply))
+
+    return concurrently(answer)
+
+
+def _unnamed(headers: dict[str, str]) -> Reply | None:
+    """The refusal of a request that names nobody who sends it: a connection's key or a token names its holder."""
+    actor = headers.get(ACTOR_HEADER, "")
+    if SLUG.fullmatch(actor) or (actor == "" and ({TOKEN_HEADER, REQUEST_INFO_HEADER} & headers.keys())):
+        return None
+    return Reply.rejected("invalid", f"the {ACTOR_HEADER} header names who sends the command, as an agent slug: "
+                          f"{actor!r}", "actor")
+
+
+def _checked(data: bytes, decoder: msgspec.json.Decoder) -> Command:
+    command = read_command(data, decoder)
+    require_bounded_texts(command)
+    require_public_key(command)
+    return command
+
+
+def _imports(handler: CommandHandler):  # type: ignore[no-untyped-def]
+    """The endpoint of import commands sent together (see ``imports``)."""
+    decoders = {name: msgspec.json.Decoder(route.command) for name, route in IMPORT_ROUTES.items()}
+    observe = command_observer("import", "together")
+
+    async def answer(request: Request) -> None:
+        started = time.perf_counter()
+        headers = request.headers or {}
+        actor = headers.get(ACTOR_HEADER, "")
+        items = []
+        if (refusal := _unnamed(headers)) is None:
+            try:
+                items = decode_items(request.data)
+                if not items or len(items) > MAX_ITEMS:
+                    raise Invalid(f"a request carries 1 to {MAX_ITEMS} import commands, not {len(items)}", "body")
+            except msgspec.DecodeError as error:
+                refusal = malformed(error)
+            except RuleViolation as violation:
+                refusal = Reply.rejected(violation.code, violation.message, violation.field)
+        if refusal is not None:
+            assert refusal.error is not None
+            return await request.respond_error(refusal.error.code, refusal.error.message, encode(refusal))
+        replies: list[Reply | None] = [None] * len(items)
+        sent: list[tuple[int, tuple[Command, Credential]]] = []
+        # Each item's signature is its own: one on the request would sign none of them.
+        unsigned = {name: value for name, value in headers.items() if name not in (SIGNATURE_HEADER, SIGNED_AT_HEADER)}
+        for index, item in enumerate(items):
+            try:
+                if item.route not in decoders:
+                    raise Invalid(f"route {item.route!r} is none of {', '.join(decoders)}", "route")
+                signature = {SIGNATURE_HEADER: item.signature, SIGNED_AT_HEADER: item.signed_at}
+                credential = credential_of(unsigned | {name: value for name, value in signature.items() if value})
+                sent.append((index, (_checked(bytes(item.command), decoders[item.route]), credential)))
+            except msgspec.DecodeError as error:
+                replies[index] = malformed(error)
+            except RuleViolation as violation:
+                replies[index] = Reply.rejected(violation.code, violation.message, violation.field)
+        try:
+            for (index, _), reply in zip(sent, await handler.send_together([each for _, each in sent], actor)):
+                replies[index] = reply
+        except Exception as error:  # noqa: BLE001  a request must always be answered
+            log.exception("%s failed", IMPORT_SUBJECT)
+            unanswered = Reply.rejected("unavailable", f"the commands could not be processed: {error!r}; send them "
+                                        "again with the same command ids, which apply each at most once")
+            replies = [reply or unanswered for reply in replies]
+        took = time.perf_counter() - started
+        observe("ok", took)
+        commands_log.info("%s import (%d together) %.1fms", actor or "(by key)", len(items), took * 1000,
+                          extra={"actor": actor or None, "route": "import", "outcome": "ok",
+                                 "ms": round(took * 1000, 2)})
+        await request.respond(b"[" + b",".join(encode(reply) for reply in replies if reply is not None) + b"]")
 
     return concurrently(answer)
 

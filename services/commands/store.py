@@ -43,6 +43,14 @@ class Applied(NamedTuple):
     events: msgspec.Raw  # the JSON array of the events it appended
 
 
+class Appending(NamedTuple):
+    """One command's append: its events, its record, its key."""
+
+    events: Sequence[Event]
+    record: CommandRecord
+    key: CommandKey
+
+
 class Conflict(Exception):
     """An aggregate the command writes changed since it was loaded: decide again."""
 
@@ -71,6 +79,10 @@ class CommandStore(Protocol):
         """The aggregate's state (None: no events yet). Without ``fresh`` it may be what the
         store last saw, an append on it then fails with ``Conflict`` if it changed since."""
 
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        """Take each of these aggregates the store has not loaded as holding no events, unread:
+        an append on it then expects none, and a wrong guess costs it a ``Conflict``."""
+
     async def applied(self, key: CommandKey) -> Applied | None:
         """The command ``key`` names, if the ledger holds it, as of the last load of its
         aggregate."""
@@ -79,6 +91,11 @@ class CommandStore(Protocol):
         """Append one command's events atomically, each aggregate's expected at the state last
         loaded, with the command's record; the stream position of the last event. Raises
         ``Conflict``, ``AlreadyApplied``, ``Refused`` or ``Unconfirmed``."""
+
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
+        """Several commands' appends, each on aggregates of its own, as one: all of them or none
+        (raising as ``append`` does; ``AlreadyApplied`` for one found applied); each one as the
+        ledger now holds it (the position of its last event, its events as stored)."""
 
 
 def record_bytes(record: CommandRecord) -> bytes:
@@ -103,24 +120,35 @@ class MemoryStore:
     async def load(self, aggregate_id: str, *, fresh: bool = False) -> Any:
         return self.fold_of(aggregate_id)(None, self._events.get(aggregate_id, []))
 
+    def presume_new(self, aggregate_ids: Sequence[str]) -> None:
+        pass  # it holds every aggregate: nothing to presume
+
     async def applied(self, key: CommandKey) -> Applied | None:
         return self._commands.get(key.text)
 
     async def append(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> int:
-        if (first := self._commands.get(key.text)) is not None:
-            raise AlreadyApplied(first)
-        if len(events) > MAX_RECORDS:
-            raise Refused(f"{len(events)} records in one append; one holds at most {MAX_RECORDS}")
+        return (await self.append_together([Appending(events, record, key)]))[0].position
+
+    async def append_together(self, commands: Sequence[Appending]) -> list[Applied]:
+        for command in commands:
+            if (first := self._commands.get(command.key.text)) is not None:
+                raise AlreadyApplied(first)
+        if (count := sum(len(command.events) for command in commands)) > MAX_RECORDS:
+            raise Refused(f"{count} records in one append; one holds at most {MAX_RECORDS}")
         next_version: dict[str, int] = {}
-        for event in events:
-            expected = next_version.get(event.originator_id, len(self._events.get(event.originator_id, [])) + 1)
-            if event.originator_version != expected:
-                raise Conflict(f"{event.originator_id} is not at version {event.originator_version - 1}")
-            next_version[event.originator_id] = expected + 1
+        for command in commands:
+            for event in command.events:
+                expected = next_version.get(event.originator_id, len(self._events.get(event.originator_id, [])) + 1)
+                if event.originator_version != expected:
+                    raise Conflict(f"{event.originator_id} is not at version {event.originator_version - 1}")
+                next_version[event.originator_id] = expected + 1
+        return [self._apply(*command) for command in commands]
+
+    def _apply(self, events: Sequence[Event], record: CommandRecord, key: CommandKey) -> Applied:
         stored = decode_record(record_bytes(record))  # as the ledger would read it back, before it holds it
         for event in events:
             self._events.setdefault(event.originator_id, []).append(event)
         self.ledger += events
         applied = Applied(stored, len(self.ledger), events_json([_encoder.encode(event) for event in events]))
         self._commands[key.text] = applied
-        return applied.position
+        return applied

@@ -18,10 +18,12 @@ class Document(NamedTuple):
 def split(text: str) -> Document | None:
     """The document; None when the file opens with no front matter. Raises ``Unparsable``."""
     lines = text.split("\n")
-    if not lines or lines[0].strip() != FENCE:
+    if lines[0].strip() != FENCE:
         return None
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == FENCE), None)
-    if end is None:
+    for end, line in enumerate(lines):
+        if end and line.strip() == FENCE:
+            break
+    else:
         return None
     front = located("\n".join(lines[1:end]))
     shifted = {path: line + 1 for path, line in front.lines.items()}  # the opening fence is line 1

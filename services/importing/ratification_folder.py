@@ -24,6 +24,7 @@ from athenaeum.events.ratification import (
 from athenaeum.events.ratification_commands import ImportRatification
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing.findings import Findings, Reading
+from athenaeum.services.importing.folder_files import contents, listing
 from athenaeum.services.importing.times import moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
 
@@ -39,8 +40,8 @@ _dissent = msgspec.convert
 
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
-    files = {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
-    unknown = sorted(str(path.relative_to(folder)) for path in folder.iterdir() if path.is_dir())
+    names, unknown = listing(folder)  # a folder in it is no file of a ratification's
+    files = contents(folder, names)
     unknown += [name for name in files if name not in KNOWN and not VOTE.match(name)]
     topic = folder.name
     texts = findings.texts(files)

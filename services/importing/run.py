@@ -3,9 +3,12 @@ run) send each importable one as its family's import command, as the importer.""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from athenaeum.events.commands import Command
@@ -15,11 +18,106 @@ from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.importing import (
     page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
 )
-from athenaeum.services.importing.discovery import Found, discover
+from athenaeum.services.importing.discovery import Found, WikiFile, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Log, Record
 
-IN_FLIGHT = 16  # calls of ``send`` at once
+TOGETHER = 100  # records on one call of ``send``: one write to the ledger for them all
+IN_FLIGHT = 2  # calls of ``send`` at once: one is written while the next is decided
+PARALLEL_FROM = 200  # records from which a tree is read in worker processes: fewer do not pay for forking
+CHUNK = 32  # records a worker reads on one request
+
+
+class TreeReading:
+    """The records under some paths and in the original arbitrator's tables, read and judged
+    in order as they are iterated (so the first are sent while the others are read: in
+    ``processes`` worker processes, by default one a core for a tree of PARALLEL_FROM records
+    or more); once all are, the unknown files and the wikis' logs."""
+
+    def __init__(self, paths: Iterable[Path], postgres: str | None = None,
+                 open_ones: OpenProposals = OpenProposals(None, None), processes: int | None = None) -> None:
+        self.found = found = discover(paths)
+        self.tasks = [] if postgres is None else [(task_tables.database(postgres), task)
+                                                  for task in task_tables.read(postgres)]
+        self.read: list[Record] = []  # those iterated so far
+        self.unknown = list(found.unknown)
+        self.logs: list[Log] = []  # once all are read
+        self._jobs = [*(partial(_ratification, folder) for folder in found.ratifications),
+                      *(partial(_thread, folder) for folder in found.threads),
+                      *(partial(_page, file) for file in found.pages),
+                      *(partial(_quorum, file, open_ones) for file in found.quorums)]
+        if processes is None:
+            processes = (os.cpu_count() or 1) if len(self._jobs) >= PARALLEL_FROM else 0
+        fork = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(processes, mp_context=fork) if processes else None
+        if self._pool is not None:
+            # Forked now, with what this process has loaded (no worker loads it again), and
+            # before its caller starts threads (a connection's): a fork while another thread
+            # holds a lock leaves the lock held for good in the worker.
+            self._pool.submit(int).result()
+
+    def __len__(self) -> int:
+        """How many records there are at most (a Markdown file in a wiki may be no page)."""
+        return len(self._jobs) + len(self.tasks)
+
+    def __iter__(self) -> Iterator[Record]:
+        for record in self._records():
+            self.read.append(record)
+            yield record
+        self.unknown.sort()
+        self.logs = _logs(self.found, self.read)
+
+    def _records(self) -> Iterator[Record]:
+        try:
+            read = map(_run, self._jobs) if self._pool is None else self._pool.map(_run, self._jobs, chunksize=CHUNK)
+            for record, unknown in read:
+                self.unknown += unknown
+                if record is not None:
+                    yield record
+        finally:
+            if self._pool is not None:
+                self._pool.shutdown(cancel_futures=True)
+        for where, task in self.tasks:
+            command = task.command
+            yield Record("task", task.key, where, "TaskImported" if command else None,
+                         command.status.value if command else None, list(task.findings), command)
+
+
+Read = tuple[Record | None, list[Path]]  # a record, if the file or folder is one, and the unknown files in it
+
+
+def _run(job: Callable[[], Read]) -> Read:
+    return job()
+
+
+def _ratification(folder: Path) -> Read:
+    reading = ratification_folder.read(folder, str(folder))
+    command = reading.command
+    return (Record("ratification", reading.key, folder, "RatificationImported" if command else None,
+                   command.status.value if command else None, list(reading.findings), command),
+            [folder / name for name in reading.unknown])
+
+
+def _thread(folder: Path) -> Read:
+    thread = thread_folder.read(folder, str(folder))
+    return (Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
+                   _thread_status(thread.command), list(thread.findings), thread.command),
+            [folder / name for name in thread.unknown])
+
+
+def _page(file: WikiFile) -> Read:
+    page = page_file.read(file.path, file.page, str(file.wiki))
+    if page is None:
+        return None, [file.path]
+    return (Record("page", page.key, file.wiki, "PageImported" if page.command else None,
+                   page.command.lifecycle.value if page.command else None, list(page.findings), page.command), [])
+
+
+def _quorum(file: Path, open_ones: OpenProposals) -> Read:
+    proposal = quorum_file.read(file, open_ones)
+    command = proposal.command
+    return (Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
+                   command.status.value if command else None, list(proposal.findings), command), [])
 
 
 def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
@@ -28,39 +126,8 @@ def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenP
     ``postgres`` URL, read and judged (an open proposal with the electorate and deadline
     ``open_ones`` gives it); the unknown files; the wikis' logs, which are no record (``replay``
     writes them anew from the threads' entries), each line checked against its wiki."""
-    found = discover(paths)
-    read: list[Record] = []
-    unknown = list(found.unknown)
-    for folder in found.ratifications:
-        reading = ratification_folder.read(folder, str(folder))
-        command = reading.command
-        read.append(Record("ratification", reading.key, folder, "RatificationImported" if command else None,
-                           command.status.value if command else None, list(reading.findings), command))
-        unknown += [folder / name for name in reading.unknown]
-    for folder in found.threads:
-        thread = thread_folder.read(folder, str(folder))
-        read.append(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
-                           _thread_status(thread.command), list(thread.findings), thread.command))
-        unknown += [folder / name for name in thread.unknown]
-    for file in found.pages:
-        page = page_file.read(file.path, file.page, str(file.wiki))
-        if page is None:
-            unknown.append(file.path)
-            continue
-        read.append(Record("page", page.key, file.wiki, "PageImported" if page.command else None,
-                           page.command.lifecycle.value if page.command else None, list(page.findings), page.command))
-    for file in found.quorums:
-        proposal = quorum_file.read(file, open_ones)
-        command = proposal.command
-        read.append(Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
-                           command.status.value if command else None, list(proposal.findings), command))
-    if postgres is not None:
-        where = task_tables.database(postgres)
-        for task in task_tables.read(postgres):
-            command = task.command
-            read.append(Record("task", task.key, where, "TaskImported" if command else None,
-                               command.status.value if command else None, list(task.findings), command))
-    return read, sorted(unknown), _logs(found, read)
+    reading = TreeReading(paths, postgres, open_ones)
+    return list(reading), reading.unknown, reading.logs
 
 
 def _logs(found: Found, read: list[Record]) -> list[Log]:
@@ -83,37 +150,91 @@ def _thread_status(command: ImportThread | None) -> str | None:
     return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
 
 
-def send_all(found: list[Record], send: Callable[[Command], Reply],
-             advance: Callable[[int], None] = lambda done: None, in_flight: int = IN_FLIGHT) -> list[str | None]:
-    """Each importable record sent, ``in_flight`` at once (from as many threads); what became
-    of each, in the records' order (not by key: two records may share one, as two wikis' pages
-    of one path): the position it was recorded at, ``unchanged`` when it was imported before,
-    or the refusal; None for one not sent. Records that share a key are sent one after the
-    other, in their order; the others do not wait on each other."""
-    outcomes: list[str | None] = [None] * len(found)
-    waves: list[list[int]] = []  # the first record of each key, then the second, ...
-    sent: Counter[str] = Counter()
-    for index, record in enumerate(found):
-        if record.command is not None:
-            if sent[record.ref] == len(waves):
-                waves.append([])
-            waves[sent[record.ref]].append(index)
-            sent[record.ref] += 1
-    finished = len(found) - sum(map(len, waves))
-    pool = ThreadPoolExecutor(in_flight, thread_name_prefix="import")
+def send_all(found: Iterable[Record], send: Callable[[list[Command]], list[Reply]],
+             advance: Callable[[int], None] = lambda done: None, together: int = TOGETHER,
+             in_flight: int = IN_FLIGHT) -> list[str | None]:
+    """Each importable record sent as it is read, ``together`` on one call of ``send`` and
+    ``in_flight`` calls at once (from as many threads); what became of each, in the records'
+    order (not by key: two records may share one, as two wikis' pages of one path): the
+    position it was recorded at, ``unchanged`` when it was imported before, or the refusal;
+    None for one not sent. A record whose key an earlier one has is sent after that one is
+    answered; the others do not wait on each other."""
+    records: list[Record] = []
+    outcomes: list[str | None] = []
+    done = 0
+
+    def answered(indexes: list[int], replies: list[Reply]) -> None:
+        nonlocal done
+        for index, reply in zip(indexes, replies, strict=True):
+            outcomes[index] = _outcome(reply)
+        done += len(indexes)
+        advance(done)
+
+    def read() -> Iterator[int]:
+        for record in found:
+            records.append(record)
+            outcomes.append(None)
+            yield len(records) - 1
+
+    calls = _Calls(lambda indexes: send([records[index].command for index in indexes]), answered, in_flight)
     try:
-        for wave in waves:
-            for index, reply in zip(wave, pool.map(lambda index: send(found[index].command), wave)):
-                outcomes[index] = _outcome(reply)
-                finished += 1
-                advance(finished)
+        wave: Iterator[int] = read()
+        while True:
+            keys: set[str] = set()
+            later: list[int] = []  # a key's next record, for the next wave
+            batch: list[int] = []
+            for index in wave:
+                record = records[index]
+                if record.command is None:
+                    done += 1
+                    advance(done)
+                elif record.ref in keys:
+                    later.append(index)
+                else:
+                    keys.add(record.ref)
+                    batch.append(index)
+                    if len(batch) == together:
+                        calls.make(batch)
+                        batch = []
+            if batch:
+                calls.make(batch)
+            calls.wait()
+            if not later:
+                return outcomes
+            wave = iter(later)
     finally:
-        pool.shutdown(cancel_futures=True)  # a send that raised: the ones not begun are not sent
-    return outcomes
+        calls.close()  # a call that raised: the ones not begun are not made
+
+
+class _Calls:
+    """Calls of ``send`` in flight, at most so many, each answered in the order it was made."""
+
+    def __init__(self, send: Callable[[list[int]], list[Reply]], answered: Callable[[list[int], list[Reply]], None],
+                 in_flight: int) -> None:
+        self.send = send
+        self.answered = answered
+        self.in_flight = in_flight
+        self.pool = ThreadPoolExecutor(in_flight, thread_name_prefix="import")
+        self.flying: deque[tuple[list[int], Future[list[Reply]]]] = deque()
+
+    def make(self, indexes: list[int]) -> None:
+        while len(self.flying) >= self.in_flight:
+            self._answer()
+        self.flying.append((indexes, self.pool.submit(self.send, indexes)))
+
+    def wait(self) -> None:
+        while self.flying:
+            self._answer()
+
+    def _answer(self) -> None:
+        indexes, call = self.flying.popleft()
+        self.answered(indexes, call.result())
+
+    def close(self) -> None:
+        self.pool.shutdown(cancel_futures=True)
 
 
 def _outcome(reply: Reply) -> str | None:
     if reply.ok:
         return f"recorded at {reply.position}" if reply.position else "unchanged"
     return f"refused: {reply.error.code}: {reply.error.message}" if reply.error is not None else None
-    return outcomes

@@ -19,6 +19,7 @@ from athenaeum.events.imported import SourceFile
 from athenaeum.events.thread import ZERO, Axis, Crystallization, EntryKind, Evaluation, ImportedEntry, OpenQuestion, Vector
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.front_matter import split
 from athenaeum.services.importing.times import moment
@@ -32,10 +33,10 @@ SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
-    names = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    names = folder_files.files_under(folder)
     known = [n for n in names if n in (THREAD, META) or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
     unknown = [n for n in names if n not in known]
-    contents = {name: (folder / name).read_bytes() for name in known}
+    contents = folder_files.contents(folder, known)
     texts = findings.texts(contents)
     opening = _opening(texts, folder.name, findings)
     entries = _entries(texts, findings)

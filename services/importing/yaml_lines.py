@@ -5,6 +5,7 @@ they cannot."""
 from __future__ import annotations
 
 from functools import lru_cache
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import yaml
@@ -63,66 +64,120 @@ class Located(NamedTuple):
 
 
 class _Unusual(Exception):
-    """A node the plain reading does not take (a merge key, a set, a node inside itself):
-    PyYAML's own constructor builds the document instead."""
+    """What the plain reading does not take (a merge key, a set, an anchor, a tag, a second
+    document): PyYAML's own composer and constructor build the document instead."""
 
 
 def located(text: str) -> Located:
-    loader = _Loader(text)
     lines: dict[Path, int] = {}
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return Located(None, lines)
         try:
-            value = _read(node, (), lines, loader, set())
+            value = _from_events(text, lines)
         except _Unusual:
             lines.clear()
-            value = loader.construct_document(node)
-            _walk(node, (), lines, set())
+            value = _constructed(text, lines)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise Unparsable(f"not YAML: {getattr(error, 'problem', None) or error}",
                          mark.line + 1 if mark is not None else None) from None
-    finally:
-        loader.dispose()
     return Located(value, lines)
 
 
-def _read(node: yaml.Node, path: Path, lines: dict[Path, int], loader: yaml.BaseLoader, open_nodes: set[int]) -> Any:
-    """The value of ``node`` as PyYAML's safe constructor builds it, and the lines under it, in
-    one walk: most of what the original tools wrote is maps, lists and text, which need none
-    of the constructor's bookkeeping; any other scalar is still built by the constructor."""
-    kind = type(node)
-    if kind is yaml.ScalarNode:
-        return node.value if node.tag == STR else loader.construct_object(node, deep=True)
-    if id(node) in open_nodes:
+def _from_events(text: str, lines: dict[Path, int]) -> Any:
+    """The value of the single document ``text`` holds, as PyYAML's safe constructor builds it,
+    and the lines under it, read from the parser's events as they come: most of what the
+    original tools wrote is maps, lists and plain scalars, which need no node built for them,
+    nor the constructor's bookkeeping. Raises ``_Unusual`` for anything else."""
+    parser = _Loader(text)
+    try:
+        next_event = parser.get_event
+        next_event()  # the stream's start
+        if type(started := next_event()) is yaml.StreamEndEvent:
+            return None
+        assert type(started) is yaml.DocumentStartEvent
+        value = _value(next_event(), next_event, (), lines)
+        next_event()  # the document's end
+        if type(next_event()) is not yaml.StreamEndEvent:
+            raise _Unusual  # a second document: the composer says what is wrong
+        return value
+    finally:
+        parser.dispose()
+
+
+def _value(event: yaml.Event, next_event: Callable[[], yaml.Event], path: Path, lines: dict[Path, int]) -> Any:
+    kind = type(event)
+    if kind is _SCALAR:
+        return _scalar(event)
+    if event.anchor is not None or kind is yaml.AliasEvent:
         raise _Unusual
-    open_nodes.add(id(node))
-    if kind is yaml.MappingNode and node.tag == MAP:
+    if kind is yaml.MappingStartEvent and event.tag in _UNTAGGED_MAP:
         mapping: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            if type(key_node) is not yaml.ScalarNode or key_node.tag not in _PLAIN_KEYS:
-                raise _Unusual
-            key = key_node.value if key_node.tag == STR else loader.construct_object(key_node, deep=True)
-            lines[(*path, key_node.value)] = key_node.start_mark.line + 1
-            mapping[key] = _read(value_node, (*path, key_node.value), lines, loader, open_nodes)
-        value: Any = mapping
-    elif kind is yaml.SequenceNode and node.tag == SEQ:
-        value = []
-        for index, item in enumerate(node.value):
-            lines[(*path, index)] = item.start_mark.line + 1
-            value.append(_read(item, (*path, index), lines, loader, open_nodes))
-    else:
+        while type(key := next_event()) is _SCALAR:  # a key that is no scalar is the composer's to refuse
+            at = (*path, key.value)
+            lines[at] = key.start_mark.line + 1
+            mapping[_scalar(key)] = _value(next_event(), next_event, at, lines)
+        if type(key) is not yaml.MappingEndEvent:
+            raise _Unusual
+        return mapping
+    if kind is yaml.SequenceStartEvent and event.tag in _UNTAGGED_SEQ:
+        sequence: list[Any] = []
+        while type(item := next_event()) is not yaml.SequenceEndEvent:
+            at = (*path, len(sequence))
+            lines[at] = item.start_mark.line + 1
+            sequence.append(_value(item, next_event, at, lines))
+        return sequence
+    raise _Unusual
+
+
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    """A scalar's value, with its tag as the composer resolves it: a text, or a constant."""
+    tag = event.tag
+    if event.anchor is not None:
         raise _Unusual
-    open_nodes.discard(id(node))
-    return value
+    if tag is None or tag == "!":
+        return _plain(event.value) if event.implicit[0] else event.value
+    if tag == STR:
+        return event.value
+    return _constant(tag, event.value)
 
 
-# Key tags whose constructed key is the key as written or a plain scalar value (a merge key
-# ``<<`` or a value key ``=`` change the mapping around them: the constructor handles those).
-_PLAIN_KEYS = frozenset({STR, "tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
-                         "tag:yaml.org,2002:null"})
+@lru_cache(maxsize=8192)
+def _plain(value: str) -> Any:
+    """A plain scalar's value: the same keys and words recur from file to file, and each is
+    immutable, so each text is resolved and built once."""
+    tag = _plain_tag(value)
+    return value if tag == STR else _constant(tag, value)
+
+
+def _constant(tag: str, value: str) -> Any:
+    """A null, bool, int or float as the safe constructor builds it."""
+    if tag not in _CONSTANTS:
+        raise _Unusual
+    return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, value))
+
+
+def _constructed(text: str, lines: dict[Path, int]) -> Any:
+    """The document as PyYAML's own composer and constructor build it, and its lines."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        value = loader.construct_document(node)
+        _walk(node, (), lines, set())  # after: the constructor merges a ``<<`` key's mapping into its node
+        return value
+    finally:
+        loader.dispose()
+
+
+_CONSTANTS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
+                        "tag:yaml.org,2002:float"})
+# (A merge key ``<<`` or a value key ``=`` changes the mapping around it, a timestamp or binary
+# is no constant: the constructor builds those.)
+_UNTAGGED_MAP = frozenset({None, "!", MAP})
+_UNTAGGED_SEQ = frozenset({None, "!", SEQ})
+_SCALAR = yaml.ScalarEvent
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
 def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], open_nodes: set[int]) -> None:

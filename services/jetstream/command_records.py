@@ -47,6 +47,7 @@ class CommandAlreadyApplied(IntegrityError):
 
     def __init__(self, token: str, marker: Stored) -> None:
         super().__init__(f"command {token} was applied at sequence {marker.seq}")
+        self.token = token
         self.marker = marker
 
 

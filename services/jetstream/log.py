@@ -68,10 +68,23 @@ class StreamLog:
     ) -> list[int]:
         """Append ``events`` (and ``tracking``, and the ``command``'s marker when it has one,
         always last) atomically; return the events' stream sequences."""
-        marked = command is not None and command.marked
-        count = len(events) + (tracking is not None) + marked
+        return (await self._append([(events, command)], tracking))[0]
+
+    async def append_commands(self, commands: Sequence[tuple[Sequence[StoredEvent], CommandAppend]]) -> list[list[int]]:
+        """Several commands' appends as one atomic batch, each stored as ``append`` stores it
+        alone (its events, then its marker if it has one), one after the other: all of them or
+        none. Each one's events' stream sequences. A marker already there raises
+        ``CommandAlreadyApplied`` for its command."""
+        return await self._append(commands, None)
+
+    async def _append(
+        self, parts: Sequence[tuple[Sequence[StoredEvent], CommandAppend | None]], tracking: Tracking | None,
+    ) -> list[list[int]]:
+        events = [event for part, _ in parts for event in part]
+        markers = [command for _, command in parts if command is not None and command.marked]
+        count = len(events) + (tracking is not None) + len(markers)
         if count == 0:
-            return []
+            return [[] for _ in parts]
         if count > MAX_BATCH:
             raise ProgrammingError(
                 f"{count} records in one insert; one atomic JetStream batch holds at most {MAX_BATCH}"
@@ -84,37 +97,61 @@ class StreamLog:
         involved = set(subjects) | ({tracking_subject} if tracking_subject else set())
         for attempt in range(APPEND_ATTEMPTS):
             heads = await self._heads(involved, events, subjects, presume_new=attempt == 0)
-            messages = self._messages(events, subjects, heads, summaries)
-            appending = len(messages)
-            if messages and command is not None:
-                messages[0].headers |= carrying(command)
+            messages: list[Outgoing] = []
+            counts = []  # each part's events stored
+            expected: set[str] = set()
+            start = 0
+            for part, command in parts:
+                end = start + len(part)
+                written = self._messages(part, subjects[start:end], heads,
+                                         summaries[start:end] if summaries is not None else None, expected)
+                if written and command is not None:
+                    written[0].headers |= carrying(command)
+                messages += written
+                counts.append(len(written))
+                if command is not None and command.marked:
+                    # Expecting no earlier message on the marker's subject makes the command apply once.
+                    messages.append(Outgoing(self.subjects.marker(command.token), command.record, {EXPECT_LAST: "0"}))
+                start = end
             if tracking is not None and tracking_subject is not None:
                 messages.append(self._tracking_message(tracking, tracking_subject, heads[tracking_subject]))
-            if marked and command is not None:
-                # Expecting no earlier message on the marker's subject makes the command apply once.
-                messages.append(Outgoing(self.subjects.marker(command.token), command.record, {EXPECT_LAST: "0"}))
             if not messages:
-                return []  # only snapshots older than the latest
+                return [[] for _ in parts]  # only snapshots older than the latest
             try:
                 last_seq = await self.client.append(messages)
             except WrongLastSequence:
-                if marked and command is not None and (marker := await self.last(self.subjects.marker(command.token))):
-                    raise CommandAlreadyApplied(command.token, marker) from None
+                for command in markers:
+                    if marker := await self.last(self.subjects.marker(command.token)):
+                        raise CommandAlreadyApplied(command.token, marker) from None
                 await self._heads_past(heads)
                 continue
-            first_seq = last_seq - len(messages) + 1
-            for offset, message in enumerate(messages[: len(messages) - marked]):
-                self.positions.remember(message.subject, Head(position_of(message.headers), first_seq + offset))
-            self.appended = max(self.appended, first_seq + appending - 1)
-            return list(range(first_seq, first_seq + appending))
+            return self._stored(messages, last_seq - len(messages) + 1, counts, [command for _, command in parts])
         raise OperationalError(f"append to {self.stream} lost {APPEND_ATTEMPTS} races in a row")
+
+    def _stored(self, messages: list[Outgoing], first_seq: int, counts: list[int],
+                commands: list[CommandAppend | None]) -> list[list[int]]:
+        """Each part's events' sequences, their heads remembered, as the server stored ``messages``
+        from ``first_seq`` on."""
+        positions = []
+        seq = first_seq
+        for count, command in zip(counts, commands):
+            for message in messages[seq - first_seq: seq - first_seq + count]:
+                self.positions.remember(message.subject, Head(position_of(message.headers), seq))
+                seq += 1
+            positions.append(list(range(seq - count, seq)))
+            self.appended = max(self.appended, seq - 1)
+            seq += command is not None and command.marked
+        for message in messages[seq - first_seq:]:  # the tracking record's, if any
+            self.positions.remember(message.subject, Head(position_of(message.headers), seq))
+            seq += 1
+        return positions
 
     def _messages(
         self, events: Sequence[StoredEvent], subjects: list[str], heads: dict[str, Head | None],
-        summaries: list[Summarized] | None,
+        summaries: list[Summarized] | None, expected: set[str],
     ) -> list[Outgoing]:
+        """``expected``: the subjects an earlier message of the batch already expects on."""
         messages = []
-        expected: set[str] = set()
         for index, (event, subject) in enumerate(zip(events, subjects)):
             if self._superseded(event, heads[subject]):
                 continue

@@ -13,7 +13,7 @@ from athenaeum.aggregates.context import Context
 from athenaeum.aggregates.rules import Stamp
 from athenaeum.events.commands import CommandRecord
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
-from athenaeum.services.commands.store import AlreadyApplied, CommandKey, Conflict
+from athenaeum.services.commands.store import AlreadyApplied, Appending, CommandKey, Conflict
 
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
@@ -105,3 +105,26 @@ async def test_a_record_too_large_for_a_header_is_kept_whole(store) -> None:
     large = msgspec.structs.replace(record(), command=msgspec.Raw(msgspec.json.encode({"artifact": "a" * 100_000})))
     await store.append([frozen(name)], large, CommandKey("alice", name, "c-big"))
     assert (await store.applied(CommandKey("alice", name, "c-big"))).record == large
+
+
+async def test_commands_appended_together_are_each_found_with_their_own_answer(store) -> None:
+    names = [topic(), topic()]
+    for name in names:
+        await store.load(name)
+    keys = [CommandKey("alice", name, "c-1") for name in names]
+    appended = await store.append_together([Appending([frozen(name)], record(), key)
+                                            for name, key in zip(names, keys)])
+    assert appended[1].position == appended[0].position + 1
+    assert [await store.applied(key) for key in keys] == appended
+    assert [(await store.load(name, fresh=True)).version for name in names] == [1, 1]
+
+
+async def test_commands_appended_together_land_all_or_none(store) -> None:
+    taken, free = topic(), topic()
+    await store.load(taken)
+    await store.load(free)
+    await store.append([frozen(taken)], record(), CommandKey("alice", taken, "c-1"))
+    with pytest.raises(Conflict):
+        await store.append_together([Appending([frozen(free)], record(), CommandKey("bob", free, "c-2")),
+                                     Appending([frozen(taken)], record(), CommandKey("bob", taken, "c-3"))])
+    assert await store.load(free, fresh=True) is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from athenaeum.services.importing.run import records
+from athenaeum.services.importing.run import TreeReading, records
 from tests.services.importing.trees import dissent, ratification, thread
 
 
@@ -101,3 +101,14 @@ def test_a_topic_folder_given_alone_is_read_as_the_ratification_it_is(tmp_path: 
     folder = ratification(tmp_path, "adr-7", ["alice", "bob"], {"alice": {}})
     [record], unknown, _ = records([folder])
     assert record.key == "adr-7" and record.command is not None and not unknown
+
+
+def test_a_tree_read_in_worker_processes_is_read_as_here_in_its_order(tmp_path: Path) -> None:
+    for number in range(3):
+        ratification(tmp_path, f"adr-{number}", ["alice", "bob"], {"alice": {}, "bob": {"agent": "carol"}})
+        folder = thread(tmp_path, f"thread-{number}", [{"author": "alice"}, {"author": "bob", "v": {"N": 1, "C": 1,
+                                                                                                    "R": 1}}])
+        (folder / "notes.txt").write_text("scratch\n")
+    here, there = TreeReading([tmp_path], processes=0), TreeReading([tmp_path], processes=2)
+    assert list(there) == list(here) and len(here.read) == 6
+    assert there.unknown == here.unknown and len(here.unknown) == 3 and there.logs == here.logs
