@@ -1,7 +1,8 @@
 """Where the original layouts lie under the paths given: every ``.athenaeum/<topic>/`` folder,
 every dialogue thread's folder, every Markdown file inside a ``wiki/`` folder (a canon page, if
 its front matter says so) and the wiki's log, every quorum scratchpad ``fleet/quorum/<id>``,
-and every other file, listed as unknown (never guessed at)."""
+and every other file, listed as unknown (never guessed at), links and FIFOs among them (never
+followed or opened)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from athenaeum.events.page import WIKI, WIKI_LOG
+from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.quorum_file import is_scratchpad
 
 RATIFICATIONS = ".athenaeum"
@@ -53,9 +55,13 @@ def discover(paths: Iterable[Path]) -> Found:
         if root.absolute().parent.name == RATIFICATIONS:  # a topic folder itself, given alone
             ratifications.append(root)
             continue
-        for folder, subfolders, files in os.walk(root):
+        for folder, subfolders, names in os.walk(root):
             here = Path(folder)
-            subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED)
+            # Only the tree's own folders and regular files: see ``folder_files``.
+            linked = {name for name in subfolders if (here / name).is_symlink()}
+            files = [name for name in names if folder_files.regular(here / name)]
+            unknown += [here / name for name in sorted(linked | set(names).difference(files))]
+            subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED and name not in linked)
             if here.name == RATIFICATIONS:
                 ratifications += [here / name for name in subfolders]
                 unknown += [here / name for name in sorted(files)]

@@ -3,20 +3,26 @@ services use), in which file, on which line; what it becomes; the files no recor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from athenaeum.aggregates.rules import Invalid
 from athenaeum.events.imported import ImportFinding
+from athenaeum.services.importing.folder_files import MAX_FILE
 
 
 class Findings(list[ImportFinding]):
     def add(self, code: str, file: str, line: int | None, message: str) -> None:
         self.append(ImportFinding(code=code, file=file, line=line, message=message))
 
-    def texts(self, contents: dict[str, bytes]) -> dict[str, str]:
-        """The files that are UTF-8 text, decoded; each other is a finding."""
+    def texts(self, contents: Mapping[str, bytes | None]) -> dict[str, str]:
+        """The files that are UTF-8 text, decoded; each other (or one too large to read: None)
+        is a finding."""
         texts: dict[str, str] = {}
         for name, content in contents.items():
+            if content is None:
+                self.add(Invalid.code, name, None, f"larger than {MAX_FILE:,} bytes: not read")
+                continue
             try:
                 texts[name] = content.decode()
             except UnicodeDecodeError as error:

@@ -1,47 +1,70 @@
-"""The files of an original record's folder, listed with ``os.scandir`` and read with a plain
-``open``: a ratification or a thread is a dozen small files, and ``pathlib`` costs more per
-file (its paths, its checks) than reading the file does."""
+"""The files of the original records, listed with ``os.scandir`` and read with a plain ``open``:
+a ratification or a thread is a dozen small files, and ``pathlib`` costs more per file (its
+paths, its checks) than reading the file does.
+
+Only the tree's own regular files are read. A symbolic link may lead out of the tree (to a key,
+to /etc), and whatever it is would be kept in an append-only ledger; a FIFO or a device may never
+end. Such entries are listed as unknown, never opened; a file larger than ``MAX_FILE`` is not
+read past it (``Findings.texts`` reports it)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+import stat
+from collections.abc import Iterable
 from pathlib import Path
 
-
-def files_under(folder: Path) -> list[str]:
-    """The files under ``folder``, however deep, by their paths inside it (``/``-separated),
-    sorted, as ``folder.rglob("*")`` finds them: a link to a file is one, a linked folder is
-    not entered."""
-    return sorted(_files(str(folder), ""))
+MAX_FILE = 4 * 1024 * 1024  # bytes: a record goes to the ledger in one message of at most 8 MiB, all its files with it
 
 
-def _files(folder: str, prefix: str) -> Iterator[str]:
+def regular(path: Path) -> bool:
+    """Whether ``path`` is a regular file itself, not through a link."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def files_under(folder: Path) -> tuple[list[str], list[str]]:
+    """The regular files under ``folder``, however deep, by their paths inside it
+    (``/``-separated), sorted; and, apart, every other entry met (links, FIFOs, devices), never
+    entered or opened."""
+    files: list[str] = []
+    others: list[str] = []
+    _walk(str(folder), "", files, others)
+    return sorted(files), sorted(others)
+
+
+def _walk(folder: str, prefix: str, files: list[str], others: list[str]) -> None:
     with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_file():
-                yield prefix + entry.name
+            if entry.is_file(follow_symlinks=False):
+                files.append(prefix + entry.name)
             elif entry.is_dir(follow_symlinks=False):
-                yield from _files(entry.path, prefix + entry.name + "/")
+                _walk(entry.path, prefix + entry.name + "/", files, others)
+            else:
+                others.append(prefix + entry.name)
 
 
 def listing(folder: Path) -> tuple[list[str], list[str]]:
-    """The names of the files and of the folders in ``folder`` itself, each sorted."""
-    files, folders = [], []
+    """The names of the regular files in ``folder`` itself, and of everything else in it
+    (folders, links, FIFOs, devices), each sorted."""
+    files, others = [], []
     with os.scandir(folder) as entries:
         for entry in entries:
-            if entry.is_file():
-                files.append(entry.name)
-            elif entry.is_dir():
-                folders.append(entry.name)
-    return sorted(files), sorted(folders)
+            (files if entry.is_file(follow_symlinks=False) else others).append(entry.name)
+    return sorted(files), sorted(others)
 
 
-def contents(folder: Path, names: Iterable[str]) -> dict[str, bytes]:
-    """The bytes of each of the files ``names`` inside ``folder``, by name."""
-    read = {}
+def contents(folder: Path, names: Iterable[str]) -> dict[str, bytes | None]:
+    """The bytes of each of the files ``names`` inside ``folder``, by name (None: too large)."""
     inside = f"{folder}/"
-    for name in names:
-        with open(inside + name, "rb") as file:
-            read[name] = file.read()
-    return read
+    return {name: read(inside + name) for name in names}
+
+
+def read(path: str | Path) -> bytes | None:
+    """A regular file's bytes; None when it holds more than ``MAX_FILE``."""
+    with open(path, "rb") as file:
+        content = file.read(MAX_FILE + 1)
+    return None if len(content) > MAX_FILE else content
+

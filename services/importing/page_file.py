@@ -19,6 +19,7 @@ from athenaeum.events.imported import SourceFile
 from athenaeum.events.page import ImportedStanding, Lifecycle
 from athenaeum.events.page_commands import ImportPage
 from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.front_matter import split
 from athenaeum.services.importing.yaml_lines import Located, Unparsable
@@ -47,7 +48,7 @@ def read(path: Path, page: str, source: str) -> Reading | None:
     """The page file at ``path``, whose id (its path inside ``wiki/``) is ``page``, found in the
     wiki folder ``source``; None when it is no canon page."""
     findings = Findings()
-    content = path.read_bytes()
+    content = folder_files.read(path)
     text = findings.texts({page: content}).get(page)
     if text is None:
         return Reading(page, None, findings, [])

@@ -23,6 +23,7 @@ from athenaeum.events.imported import SourceFile
 from athenaeum.events.quorum import ImportedStatus, Nack
 from athenaeum.events.quorum_commands import ImportProposal
 from athenaeum.services.commands.handler import fingerprint
+from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.json_lines import located
 from athenaeum.services.importing.times import moment
@@ -48,7 +49,7 @@ def is_scratchpad(path: Path) -> bool:
 
 def read(file: Path, open_ones: OpenProposals) -> Reading:
     findings = Findings()
-    name, key, content = file.name, file.stem, file.read_bytes()
+    name, key, content = file.name, file.stem, folder_files.read(file)
     texts = findings.texts({name: content})
     if name not in texts:
         return Reading(key, None, findings, [])

@@ -64,7 +64,7 @@ def read(folder: Path, source: str) -> Reading:
             findings.add(Invalid.code, ARTIFACT_FILE, None, "the artifact is empty; nothing is imported")
         return Reading(topic, None, findings, unknown)
     others = [SourceFile(name=name, content=content) for name, content in files.items()
-              if name != ARTIFACT_FILE and name not in unknown]
+              if name != ARTIFACT_FILE and name not in unknown and content is not None]
     command = ImportRatification(topic=fields["topic"], source=source, artifact=artifact, files=others,
                                  findings=list(findings), votes=votes,
                                  **{k: v for k, v in fields.items() if k != "topic"})

@@ -33,13 +33,13 @@ SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
-    names = folder_files.files_under(folder)
+    names, others = folder_files.files_under(folder)
     known = [n for n in names if n in (THREAD, META) or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in known] + others
     contents = folder_files.contents(folder, known)
     texts = findings.texts(contents)
     opening = _opening(texts, folder.name, findings)
-    entries = _entries(texts, findings)
+    entries = _entries([name for name in known if name.startswith(ENTRIES + "/")], texts, findings)
     if opening is None or entries is None:
         return Reading(folder.name, None, findings, unknown)
     files = [SourceFile(name=name, content=contents[name]) for name in known]
@@ -120,11 +120,13 @@ def _vector(value: Any) -> Vector | None:
         return None
 
 
-def _entries(texts: dict[str, str], findings: Findings) -> list[ImportedEntry] | None:
-    """Every entry, in its number's order, checked as the rules check an append; None when one
-    cannot be read (the thread's sums would be guesses)."""
+def _entries(names: list[str], texts: dict[str, str], findings: Findings) -> list[ImportedEntry] | None:
+    """Every entry (``names``), in its number's order, checked as the rules check an append;
+    None when one cannot be read, its text or its front matter (the thread's sums would be guesses)."""
     read: list[tuple[str, ImportedEntry, Located]] = []
-    for name in sorted(n for n in texts if n.startswith(ENTRIES + "/")):
+    for name in sorted(names):
+        if name not in texts:
+            return None  # not text, or too large: said where it was read
         entry = _entry(name, texts[name], findings)
         if entry is None:
             return None

@@ -16,6 +16,7 @@ from athenaeum.aggregates.rules import Invalid, NotFound
 from athenaeum.events.thread import ImportedEntry
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.projectors.record_text import utc_text
+from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings
 from athenaeum.services.importing.thread_folder import ENTRY_NAME
 from athenaeum.services.importing.times import moment
@@ -34,7 +35,7 @@ Threads = Mapping[str, ImportThread | None]  # the wiki's threads by slug: as re
 def check(log: Path, threads: Threads, pages: Collection[str]) -> Findings:
     """Each line of the log against the wiki's ``threads`` and ``pages`` (their ids)."""
     findings = Findings()
-    texts = findings.texts({log.name: log.read_bytes()})
+    texts = findings.texts({log.name: folder_files.read(log)})
     if log.name not in texts:
         return findings
     lines = texts[log.name].splitlines()

@@ -4,8 +4,10 @@ nothing is guessed."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from athenaeum.services.importing.folder_files import MAX_FILE
 from athenaeum.services.importing.run import TreeReading, records
 from tests.services.importing.trees import dissent, ratification, thread
 
@@ -112,3 +114,32 @@ def test_a_tree_read_in_worker_processes_is_read_as_here_in_its_order(tmp_path: 
     here, there = TreeReading([tmp_path], processes=0), TreeReading([tmp_path], processes=2)
     assert list(there) == list(here) and len(here.read) == 6
     assert there.unknown == here.unknown and len(here.unknown) == 3 and there.logs == here.logs
+
+
+def test_links_fifos_and_files_too_large_are_never_read(tmp_path: Path) -> None:
+    # An acceptance tester's: a vote linked to /etc/hostname was kept in the ledger, a FIFO hung
+    # the import, a link to /dev/zero filled the memory.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.nk").write_text("SUAxxxx\n")
+    tree = tmp_path / "tree"
+    folder = ratification(tree, "adr-7", ["alice", "bob"], {"alice": {}})
+    (folder / "bob.vote.yaml").symlink_to(outside / "secret.nk")
+    os.mkfifo(folder / "carol.vote.yaml")
+    (tree / ".athenaeum" / "adr-8").symlink_to(folder)
+    thread_folder = thread(tree, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": {"N": 1, "C": 1, "R": 1}}])
+    os.mkfifo(thread_folder / "entries" / "003-carol.md")
+    (tree / "fleet" / "quorum").mkdir(parents=True)
+    (tree / "fleet" / "quorum" / "ABCD1235").symlink_to("/dev/zero")
+    os.mkfifo(tree / "wiki" / "log.md")
+    (tree / "wiki" / "concepts").mkdir()
+    (tree / "wiki" / "concepts" / "Big.md").write_bytes(b"---\nrev: v1\nlifecycle: working\n---\n" + b"x" * (MAX_FILE + 1))
+    found, unknown, logs = records([tree])
+    by_key = {record.key: record for record in found}
+    assert set(by_key) == {"adr-7", "canon-rules", "concepts/Big.md"} and not logs, (by_key, logs)
+    assert "SUAxxxx" not in str(by_key["adr-7"].command) and by_key["canon-rules"].command is not None
+    assert by_key["concepts/Big.md"].command is None
+    assert any("not read" in f.message for f in by_key["concepts/Big.md"].findings)
+    named = {str(path) for path in unknown}
+    assert {str(folder / "bob.vote.yaml"), str(folder / "carol.vote.yaml"), str(thread_folder / "entries" / "003-carol.md"),
+            *(str(tree / p) for p in (".athenaeum/adr-8", "fleet/quorum/ABCD1235", "wiki/log.md"))} <= named, named
