@@ -164,12 +164,13 @@ def _constructed(text: str, lines: dict[Path, int]) -> Any:
         if node is None:
             return None
         value = loader.construct_document(node)
-        _walk(node, (), lines, set())  # after: the constructor merges a ``<<`` key's mapping into its node
+        _walk(node, lines)  # after: the constructor merges a ``<<`` key's mapping into its node
         return value
     finally:
         loader.dispose()
 
 
+MAX_VALUES = 100_000  # in one document, its aliases expanded
 _CONSTANTS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                         "tag:yaml.org,2002:float"})
 # (A merge key ``<<`` or a value key ``=`` changes the mapping around it, a timestamp or binary
@@ -180,18 +181,29 @@ _SCALAR = yaml.ScalarEvent
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 
 
-def _walk(node: yaml.Node, path: Path, lines: dict[Path, int], open_nodes: set[int]) -> None:
-    """The lines alone, for a document the constructor built; a node inside itself is walked once."""
-    if id(node) in open_nodes:
-        return
-    open_nodes.add(id(node))
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode):
-                lines[(*path, key.value)] = key.start_mark.line + 1
-                _walk(value, (*path, key.value), lines, open_nodes)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            lines[(*path, index)] = item.start_mark.line + 1
-            _walk(item, (*path, index), lines, open_nodes)
-    open_nodes.discard(id(node))
+def _walk(root: yaml.Node, lines: dict[Path, int]) -> None:
+    """The lines alone, for a document the constructor built; a node inside itself is walked
+    once. Raises ``Unparsable`` past ``MAX_VALUES`` values: aliases may say far more than they
+    write (a "billion laughs" is nine lines of nine aliases each, 9^9 values)."""
+    visited = 0
+
+    def walk(node: yaml.Node, path: Path, open_nodes: set[int]) -> None:
+        nonlocal visited
+        visited += 1
+        if visited > MAX_VALUES:
+            raise Unparsable(f"its aliases expand to more than {MAX_VALUES:,} values", node.start_mark.line + 1)
+        if id(node) in open_nodes:
+            return
+        open_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    lines[(*path, key.value)] = key.start_mark.line + 1
+                    walk(value, (*path, key.value), open_nodes)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                lines[(*path, index)] = item.start_mark.line + 1
+                walk(item, (*path, index), open_nodes)
+        open_nodes.discard(id(node))
+
+    walk(root, (), set())

@@ -86,3 +86,12 @@ def test_what_the_safe_loader_refuses_is_unparsable_at_its_line(text: str, line:
     with pytest.raises(Unparsable) as refused:
         located(text)
     assert refused.value.line == line
+
+
+def test_aliases_that_expand_past_what_a_record_holds_are_unparsable() -> None:
+    # An acceptance tester's "billion laughs": nine lines of nine aliases each took 3 GB, then the import.
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + n)}: &{chr(98 + n)} [{', '.join(['*' + chr(97 + n)] * 9)}]\n" for n in range(8))
+    with pytest.raises(Unparsable, match="aliases expand to more than 100,000 values"):
+        located(bomb)
+    assert located("a: &a [1, 2]\nb: *a\n").value == {"a": [1, 2], "b": [1, 2]}  # an alias or two reads as ever
