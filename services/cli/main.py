@@ -50,6 +50,7 @@ from athenaeum.services.commands.routes import EXPOSED
 from athenaeum.services.runtime.where import DEFAULT_HTTP, SERVICES, default_data_dir, running_url
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
+INTERRUPTED = 130  # as a shell counts a process SIGINT ended
 # The error code --json gives each exit; a rejection no rule made: NATS refused the principal.
 FAILURE_CODES = {REJECTED: "not_permitted", USAGE: "usage", UNREACHABLE: "unavailable"}
 SHELLS = ("bash", "zsh", "fish")
@@ -134,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C, no traceback: what was sent is recorded or not, and a command applies once
+        # however often it is sent, so running it again goes on (an import, where it stopped).
+        print("athenaeum: interrupted; run it again to go on: what it sent before applies once", file=sys.stderr)
+        return INTERRUPTED
     except BrokenPipeError:
         if not _stdout_closed():
             raise

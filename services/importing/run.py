@@ -4,6 +4,7 @@ run) send each importable one as its family's import command, as the importer.""
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -49,7 +50,9 @@ class TreeReading:
         if processes is None:
             processes = (os.cpu_count() or 1) if len(self._jobs) >= PARALLEL_FROM else 0
         fork = multiprocessing.get_context("fork")
-        self._pool = ProcessPoolExecutor(processes, mp_context=fork) if processes else None
+        # The workers leave Ctrl-C to the importing process, which says what became of the import.
+        self._pool = ProcessPoolExecutor(processes, mp_context=fork, initializer=signal.signal,
+                                         initargs=(signal.SIGINT, signal.SIG_IGN)) if processes else None
         if self._pool is not None:
             # Forked now, with what this process has loaded (no worker loads it again), and
             # before its caller starts threads (a connection's): a fork while another thread

@@ -6,12 +6,15 @@ continues live, and the audit reports what the originals broke as WARN, nothing 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.services.conftest import Served, until
+from tests.services.conftest import ATHENAEUM, Served, until
 from tests.services.importing.trees import SHA, dissent, ratification
 
 LATER = "2200-01-01T00:00:00Z"
@@ -138,3 +141,38 @@ def test_an_imported_ratification_past_its_expiry_is_tallied_by_the_timer(served
     show = until(lambda: json.loads(served.run("ratify", "show", "adr-10", "--json").stdout),
                  lambda s: s["status"] != "open")
     assert show["status"] == "pending-human" and show["tally"]["abstentions"] == ["bob"]
+
+
+RECORDS = 5000  # enough to be interrupted while sending, not after
+
+
+def test_an_import_interrupted_by_ctrl_c_says_so_in_one_line_and_goes_on_when_run_again(served: Served,
+                                                                                       tmp_path: Path) -> None:
+    # An acceptance tester's: Ctrl-C gave a KeyboardInterrupt traceback (from the reading workers too).
+    tree = tmp_path / "tree"
+    for number in range(RECORDS):
+        ratification(tree, f"adr-{number}", ["alice"], {"alice": {}}, status="ratified")
+    served.enrol("alice")
+
+    def exported() -> int:
+        lines = [json.loads(line) for line in served.run("export").stdout.splitlines()]
+        return sum(line.get("tag") == "RatificationImported" for line in lines)
+
+    env = {k: v for k, v in os.environ.items() if k != "ATHENAEUM_NATS_URL"}
+    importing = subprocess.Popen([*ATHENAEUM, "import", str(tree), "--as", "alice", "--data-dir", str(served.data_dir)],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        shown = until(lambda: served.run("ratify", "show", "adr-0", "--json"), lambda done: done.returncode == 0, 60)
+        assert shown.returncode == 0, "nothing was imported in a minute"
+        assert importing.poll() is None, "the import ended before it could be interrupted: give it a larger tree"
+        importing.send_signal(signal.SIGINT)
+        _, said = importing.communicate(timeout=60)
+    finally:
+        if importing.poll() is None:
+            importing.kill()
+    assert importing.returncode == 130 and "Traceback" not in said, said
+    assert [line for line in said.splitlines() if line.strip()] == [
+        "athenaeum: interrupted; run it again to go on: what it sent before applies once"], said
+    again = served.run("import", str(tree))
+    assert again.returncode == 0, again.stderr
+    assert exported() == RECORDS  # each record once, the interrupted import's and the second's together
