@@ -165,12 +165,18 @@ class CommandHandler:
                 else:
                     self.store.presume_new([aggregates[index] for index in left])
                 decided: list[tuple[int, Decided]] = []
+                touched: set[str] = set()  # the aggregates the commands decided so far append to
                 for index in left:
                     outcome = await self._decide(*together[index], fresh=False)  # (read afresh just now)
                     if isinstance(outcome, Reply):
                         replies[index] = outcome
                     elif outcome is not None:
-                        decided.append((index, outcome))
+                        # One that appends to another's aggregate too (an imported task, to the
+                        # task-ids counter) was decided on the state before it: it is sent alone.
+                        appends_to = {event.originator_id for event in outcome.appending.events}
+                        if not appends_to & touched:
+                            touched |= appends_to
+                            decided.append((index, outcome))
                 for chunk in _chunks(decided):
                     try:
                         appended = await self.store.append_together([each.appending for _, each in chunk])

@@ -50,7 +50,9 @@ def read(url: str) -> list[Reading]:
     try:
         with psycopg.connect(url, row_factory=dict_row) as connection:
             tasks, runs, findings, rulings = (connection.execute(query).fetchall() for query in (
-                f"SELECT * FROM {TASKS} ORDER BY id",
+                # The highest id first: it moves the task-ids counter past every other, which
+                # then need not move it (imports sent together would race on it).
+                f"SELECT * FROM {TASKS} ORDER BY id DESC",
                 f"SELECT * FROM {RUNS} ORDER BY task_id, cycle, id",
                 f"SELECT * FROM {FINDINGS} ORDER BY run_id, ordinal, id",
                 f"SELECT * FROM {RULINGS} ORDER BY task_id, posted_at, id"))
