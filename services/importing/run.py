@@ -4,18 +4,20 @@ run) send each importable one as its family's import command, as the importer.""
 from __future__ import annotations
 
 import multiprocessing
-import signal
 import os
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from athenaeum.aggregates.rules import Invalid
 from athenaeum.events.commands import Command
-from athenaeum.services.commands.replies import Reply
+from athenaeum.events.imported import FILES_LIMIT, FINDINGS_LIMIT, ImportFinding
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
+from athenaeum.services.commands.replies import Reply
 from athenaeum.services.importing import (
     page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
 )
@@ -27,6 +29,7 @@ TOGETHER = 100  # records on one call of ``send``: one write to the ledger for t
 IN_FLIGHT = 2  # calls of ``send`` at once: one is written while the next is decided
 PARALLEL_FROM = 200  # records from which a tree is read in worker processes: fewer do not pay for forking
 CHUNK = 32  # records a worker reads on one request
+MAX_RECORD_BYTES = 6 * 1024 * 1024  # of a record's files: its command goes in one message of at most 8 MiB
 
 
 class TreeReading:
@@ -96,15 +99,15 @@ def _run(job: Callable[[], Read]) -> Read:
 def _ratification(folder: Path) -> Read:
     reading = ratification_folder.read(folder, str(folder))
     command = reading.command
-    return (Record("ratification", reading.key, folder, "RatificationImported" if command else None,
-                   command.status.value if command else None, list(reading.findings), command),
+    return (_sendable(Record("ratification", reading.key, folder, "RatificationImported" if command else None,
+                             command.status.value if command else None, list(reading.findings), command), ""),
             [folder / name for name in reading.unknown])
 
 
 def _thread(folder: Path) -> Read:
     thread = thread_folder.read(folder, str(folder))
-    return (Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
-                   _thread_status(thread.command), list(thread.findings), thread.command),
+    return (_sendable(Record("thread", thread.key, folder, "ThreadImported" if thread.command else None,
+                             _thread_status(thread.command), list(thread.findings), thread.command), ""),
             [folder / name for name in thread.unknown])
 
 
@@ -112,15 +115,17 @@ def _page(file: WikiFile) -> Read:
     page = page_file.read(file.path, file.page, str(file.wiki))
     if page is None:
         return None, [file.path]
-    return (Record("page", page.key, file.wiki, "PageImported" if page.command else None,
-                   page.command.lifecycle.value if page.command else None, list(page.findings), page.command), [])
+    return (_sendable(Record("page", page.key, file.wiki, "PageImported" if page.command else None,
+                             page.command.lifecycle.value if page.command else None, list(page.findings),
+                             page.command), file.page), [])
 
 
 def _quorum(file: Path, open_ones: OpenProposals) -> Read:
     proposal = quorum_file.read(file, open_ones)
     command = proposal.command
-    return (Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
-                   command.status.value if command else None, list(proposal.findings), command), [])
+    return (_sendable(Record("quorum", proposal.key, file.parent, "ProposalImported" if command else None,
+                             command.status.value if command else None, list(proposal.findings), command),
+                      file.name), [])
 
 
 def records(paths: Iterable[Path], postgres: str | None = None, open_ones: OpenProposals = OpenProposals(None, None)
@@ -241,3 +246,25 @@ def _outcome(reply: Reply) -> str | None:
     if reply.ok:
         return f"recorded at {reply.position}" if reply.position else "unchanged"
     return f"refused: {reply.error.code}: {reply.error.message}" if reply.error is not None else None
+
+
+def _sendable(record: Record, file: str) -> Record:
+    """``record``, unless the ledger would refuse its command for its size (its files, its
+    findings, its bytes): then a finding at ``file``, and nothing to send. What a dry run says
+    is what the import does."""
+    command = record.command
+    if command is None:
+        return record
+    files = getattr(command, "files", ())
+    size = sum(len(each.content) for each in files) + len(getattr(command, "artifact", "") or "")
+    too_much = [said for said, over in (
+        (f"{len(files):,} files, more than the {FILES_LIMIT:,} a record holds", len(files) > FILES_LIMIT),
+        (f"{len(record.findings):,} findings, more than the {FINDINGS_LIMIT:,} a record holds",
+         len(record.findings) > FINDINGS_LIMIT),
+        (f"{size:,} bytes of files, more than the {MAX_RECORD_BYTES:,} one message to the ledger holds",
+         size > MAX_RECORD_BYTES)) if over]
+    if not too_much:
+        return record
+    findings = [*record.findings, *(ImportFinding(code=Invalid.code, file=file, line=None,
+                                                  message=f"{said}; nothing is imported") for said in too_much)]
+    return record._replace(becomes=None, status=None, findings=findings, command=None)

@@ -143,3 +143,17 @@ def test_links_fifos_and_files_too_large_are_never_read(tmp_path: Path) -> None:
     named = {str(path) for path in unknown}
     assert {str(folder / "bob.vote.yaml"), str(folder / "carol.vote.yaml"), str(thread_folder / "entries" / "003-carol.md"),
             *(str(tree / p) for p in (".athenaeum/adr-8", "fleet/quorum/ABCD1235", "wiki/log.md"))} <= named, named
+
+
+def test_a_record_the_ledger_would_refuse_for_its_size_is_reported_not_sent(tmp_path: Path) -> None:
+    # An acceptance tester's: the dry run said nothing, then the import was refused on the limits.
+    folder = thread(tmp_path, "long", [{"author": "alice"}] + [
+        {"author": ("bob", "alice")[n % 2], "v": {"N": 0.1, "C": 0.1, "R": 0.1}} for n in range(1001)])
+    big = ratification(tmp_path, "adr-7", ["alice"], {"alice": {}})
+    (big / "notes.md").write_bytes(b"x" * 1000)
+    for n in range(2):
+        (big / f"carol-{n}.vote.yaml").write_bytes(b"# " + b"x" * (MAX_FILE - 10) + b"\n")
+    by_key = {record.key: record for record in records([tmp_path])[0]}
+    assert by_key["long"].command is None and "more than the 1,000 a record holds" in by_key["long"].findings[-1].message
+    assert folder.exists() and by_key["adr-7"].command is None
+    assert "one message to the ledger holds" in by_key["adr-7"].findings[-1].message
