@@ -8,6 +8,7 @@ from typing import NamedTuple
 from athenaeum.services.importing.yaml_lines import Located, located
 
 FENCE = "---"
+BOM = "\ufeff"
 
 
 class Document(NamedTuple):
@@ -18,7 +19,7 @@ class Document(NamedTuple):
 def split(text: str) -> Document | None:
     """The document; None when the file opens with no front matter. Raises ``Unparsable``."""
     lines = text.split("\n")
-    if lines[0].strip() != FENCE:
+    if lines[0].lstrip(BOM).strip() != FENCE:  # (a BOM some editors write first is no character of it)
         return None
     for end, line in enumerate(lines):
         if end and line.strip() == FENCE:

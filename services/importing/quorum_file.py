@@ -25,6 +25,7 @@ from athenaeum.events.quorum_commands import ImportProposal
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings, Reading
+from athenaeum.services.importing.front_matter import BOM
 from athenaeum.services.importing.json_lines import located
 from athenaeum.services.importing.times import moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable
@@ -54,7 +55,7 @@ def read(file: Path, open_ones: OpenProposals) -> Reading:
     if name not in texts:
         return Reading(key, None, findings, [])
     try:
-        document = located(texts[name])
+        document = located(texts[name].removeprefix(BOM))  # as YAML's and the front matter's readers take it
     except Unparsable as error:
         findings.add(Invalid.code, name, error.line, f"{error}; nothing is imported")
         return Reading(key, None, findings, [])

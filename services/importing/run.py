@@ -67,7 +67,10 @@ class TreeReading:
         return len(self._jobs) + len(self.tasks)
 
     def __iter__(self) -> Iterator[Record]:
+        first: dict[str, Record] = {}  # by ref, each record of an id to import read first
         for record in self._records():
+            if record.command is not None and first.setdefault(record.ref, record) is not record:
+                record = _read_already(record, first[record.ref])
             self.read.append(record)
             yield record
         self.unknown.sort()
@@ -268,3 +271,12 @@ def _sendable(record: Record, file: str) -> Record:
     findings = [*record.findings, *(ImportFinding(code=Invalid.code, file=file, line=None,
                                                   message=f"{said}; nothing is imported") for said in too_much)]
     return record._replace(becomes=None, status=None, findings=findings, command=None)
+
+
+def _read_already(record: Record, first: Record) -> Record:
+    """A second record of an id (the same proposal in two files, a page in two wikis): not
+    imported, as the ledger would refuse it, which a dry run says too."""
+    said = (f"{record.ref} is read already from {first.folder}: a record of one id is imported once, "
+            "from where it is read first; nothing is imported from here")
+    return record._replace(becomes=None, status=None, command=None,
+                           findings=[*record.findings, ImportFinding(code=Invalid.code, file="", line=None, message=said)])

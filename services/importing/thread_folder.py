@@ -72,6 +72,8 @@ def _opening(texts: dict[str, str], folder: str, findings: Findings) -> dict[str
     except Unparsable as error:
         findings.add(Invalid.code, META, error.line, str(error))
         return None
+    if not isinstance(meta.value, dict):
+        findings.add(Invalid.code, META, 1, "meta.yaml is no map of the thread's fields; nothing is imported")
     if found is None or not isinstance(meta.value, dict):
         return None
     front, body = found
@@ -182,8 +184,11 @@ def _entry(name: str, text: str, findings: Findings) -> tuple[ImportedEntry, Loc
     try:
         kind = EntryKind(value.get("type"))
         ts = moment(value.get("ts"))
-        if ts is None or not isinstance(value.get("n"), int) or not str(value.get("author") or "").strip():
-            raise ValueError("n, author and ts are needed")
+        n, reason = value.get("n"), value.get("reason")
+        if ts is None or type(n) is not int or n < 1 or not str(value.get("author") or "").strip():
+            raise ValueError("n (a whole number from 1), author and ts are needed")  # (true is no number)
+        if reason is not None and not isinstance(reason, str):
+            raise ValueError("a reopen's reason is a text")
         evaluation = value.get("last_eval")
         last_eval = None if evaluation is None else Evaluation(
             ref=_ref(evaluation.get("ref")), v=msgspec.convert(evaluation.get("v"), Vector))
@@ -196,7 +201,7 @@ def _entry(name: str, text: str, findings: Findings) -> tuple[ImportedEntry, Loc
         axis = value.get("declared_axis")
         entry = ImportedEntry(n=value["n"], kind=kind, author=str(value["author"]), ts=ts, body=body or "\n",
                               declared_axis=Axis(axis) if axis else None, last_eval=last_eval,
-                              reason=value.get("reason"), **closing)
+                              reason=reason, **closing)
     except (ValueError, TypeError, AttributeError, msgspec.ValidationError) as error:
         findings.add(Invalid.code, name, 1, f"not an entry: {error}; nothing is imported")
         return None

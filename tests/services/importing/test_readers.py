@@ -9,7 +9,7 @@ from pathlib import Path
 
 from athenaeum.services.importing.folder_files import MAX_FILE
 from athenaeum.services.importing.run import TreeReading, records
-from tests.services.importing.trees import dissent, ratification, thread
+from tests.services.importing.trees import dissent, page, ratification, scratchpad, thread
 
 
 def findings_of(root: Path) -> dict[str, set[tuple[str, str, int | None]]]:
@@ -157,3 +157,34 @@ def test_a_record_the_ledger_would_refuse_for_its_size_is_reported_not_sent(tmp_
     assert by_key["long"].command is None and "more than the 1,000 a record holds" in by_key["long"].findings[-1].message
     assert folder.exists() and by_key["adr-7"].command is None
     assert "one message to the ledger holds" in by_key["adr-7"].findings[-1].message
+
+
+def test_odd_files_an_acceptance_tester_wrote_are_findings_or_read_as_meant(tmp_path: Path) -> None:
+    # A BOM (some editors write one) before front matter or JSON; an entry numbered `true`; an
+    # empty meta.yaml; the same proposal in two files and the same page in two wikis, which the
+    # ledger takes once (the dry run said nothing of these, then the import refused them).
+    V = {"N": 0.5, "C": 0.5, "R": 0.5}
+    with_bom = thread(tmp_path / "a", "bom", [{"author": "alice"}, {"author": "bob", "v": V}])
+    for file in (with_bom / "thread.md", with_bom / "entries" / "002-bob.md"):
+        file.write_bytes(b"\xef\xbb\xbf" + file.read_bytes())
+    numbered = thread(tmp_path / "a", "numbered", [{"author": "alice"}])
+    entry = numbered / "entries" / "001-alice.md"
+    entry.write_text(entry.read_text().replace("n: 1\n", "n: true\n"))
+    empty = thread(tmp_path / "a", "empty", [{"author": "alice"}])
+    (empty / "meta.yaml").write_text("")
+    for root in (tmp_path / "a", tmp_path / "b"):
+        page(root, "concepts/Canon.md", {"alice": "accepted | 2026-05-16 | rev: v2"})
+        scratchpad(root, "ABCD1234", ["alice"], [], status="accepted")
+    pad = tmp_path / "a" / "fleet" / "quorum" / "ABCD1234"
+    pad.write_bytes(b"\xef\xbb\xbf" + pad.read_bytes())
+    found, _, _ = records([tmp_path / "a", tmp_path / "b"])
+    by_ref: dict[str, list] = {}
+    for record in found:
+        by_ref.setdefault(record.ref, []).append(record)
+    assert by_ref["thread:bom"][0].command is not None, by_ref["thread:bom"][0].findings
+    assert by_ref["thread:numbered"][0].command is None and by_ref["thread:empty"][0].command is None
+    assert any("meta.yaml is no map" in f.message for f in by_ref["thread:empty"][0].findings)
+    for ref in ("page:concepts/Canon.md", "quorum:ABCD1234"):
+        first, second = by_ref[ref]
+        assert first.command is not None and second.command is None, (first, second)
+        assert "is read already from" in second.findings[-1].message
