@@ -114,6 +114,8 @@ def _value(event: yaml.Event, next_event: Callable[[], yaml.Event], path: Path, 
         mapping: dict[Any, Any] = {}
         while type(key := next_event()) is _SCALAR:  # a key that is no scalar is the composer's to refuse
             at = (*path, key.value)
+            if at in lines:
+                raise _twice(key)
             lines[at] = key.start_mark.line + 1
             mapping[_scalar(key)] = _value(next_event(), next_event, at, lines)
         if type(key) is not yaml.MappingEndEvent:
@@ -127,6 +129,11 @@ def _value(event: yaml.Event, next_event: Callable[[], yaml.Event], path: Path, 
             sequence.append(_value(item, next_event, at, lines))
         return sequence
     raise _Unusual
+
+
+def _twice(key: yaml.ScalarEvent | yaml.ScalarNode) -> Unparsable:
+    """YAML has a map hold each key once; PyYAML takes the last of two silently, as JSON's readers refuse them."""
+    return Unparsable(f"the key {key.value!r} is written twice in one map", key.start_mark.line + 1)
 
 
 def _scalar(event: yaml.ScalarEvent) -> Any:
@@ -163,6 +170,7 @@ def _constructed(text: str, lines: dict[Path, int]) -> Any:
         node = loader.get_single_node()
         if node is None:
             return None
+        _once_each(node)  # before: the constructor merges a ``<<`` key's mapping into its node
         value = loader.construct_document(node)
         _walk(node, lines)  # after: the constructor merges a ``<<`` key's mapping into its node
         return value
@@ -171,6 +179,7 @@ def _constructed(text: str, lines: dict[Path, int]) -> Any:
 
 
 MAX_VALUES = 100_000  # in one document, its aliases expanded
+MERGE = "tag:yaml.org,2002:merge"
 _CONSTANTS = frozenset({"tag:yaml.org,2002:null", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int",
                         "tag:yaml.org,2002:float"})
 # (A merge key ``<<`` or a value key ``=`` changes the mapping around it, a timestamp or binary
@@ -179,6 +188,27 @@ _UNTAGGED_MAP = frozenset({None, "!", MAP})
 _UNTAGGED_SEQ = frozenset({None, "!", SEQ})
 _SCALAR = yaml.ScalarEvent
 _CONSTRUCTOR = yaml.constructor.SafeConstructor()
+
+
+def _once_each(root: yaml.Node) -> None:
+    """Raises ``Unparsable`` where a map writes a key twice (each node looked at once)."""
+    seen: set[int] = set()
+    waiting = [root]
+    while waiting:
+        node = waiting.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != MERGE:
+                    if key.value in keys:
+                        raise _twice(key)
+                    keys.add(key.value)
+                waiting += (key, value)
+        elif isinstance(node, yaml.SequenceNode):
+            waiting += node.value
 
 
 def _walk(root: yaml.Node, lines: dict[Path, int]) -> None:

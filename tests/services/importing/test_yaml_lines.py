@@ -29,7 +29,6 @@ DOCUMENTS = [
     "shared: &x [1, 2]\nagain: *x\n",
     "set: !!set {a, b}\nomap: !!omap [{a: 1}, {b: 2}]\n",
     "bytes: !!binary aGVsbG8=\nwhen: !!timestamp 2026-05-15T10:00:00Z\n",
-    "dup: 1\ndup: 2\n",
     "- [nested, [deeper, {k: v}]]\n- text: |\n    a block\n    of lines\n",
     "just text\n",
     "",
@@ -95,3 +94,11 @@ def test_aliases_that_expand_past_what_a_record_holds_are_unparsable() -> None:
     with pytest.raises(Unparsable, match="aliases expand to more than 100,000 values"):
         located(bomb)
     assert located("a: &a [1, 2]\nb: *a\n").value == {"a": [1, 2], "b": [1, 2]}  # an alias or two reads as ever
+
+
+def test_a_key_written_twice_in_one_map_is_unparsable_at_its_second_line() -> None:
+    # An acceptance tester's: `status: rejected` then `status: open` was read as open, without a word.
+    for text in ("topic: adr-7\nstatus: rejected\nstatus: open\n", "base: &b {x: 1}\nstatus: rejected\nstatus: open\n"):
+        with pytest.raises(Unparsable, match="'status' is written twice") as refused:
+            located(text)
+        assert refused.value.line == 3
