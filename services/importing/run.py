@@ -167,8 +167,9 @@ def send_all(found: Iterable[Record], send: Callable[[list[Command]], list[Reply
     """Each importable record sent as it is read, ``together`` on one call of ``send`` and
     ``in_flight`` calls at once (from as many threads); what became of each, in the records'
     order (not by key: two records may share one, as two wikis' pages of one path): the
-    position it was recorded at, ``unchanged`` when it was imported before, or the refusal;
-    None for one not sent. A record whose key an earlier one has is sent after that one is
+    position it was recorded at (the same record sent again gets its first answer: the same
+    position), ``unchanged`` when its content was imported before from elsewhere (another
+    command, appending nothing), or the refusal; None for one not sent. A record whose key an earlier one has is sent after that one is
     answered; the others do not wait on each other."""
     records: list[Record] = []
     outcomes: list[str | None] = []
