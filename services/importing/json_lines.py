@@ -57,7 +57,16 @@ class _Reader:
         if opening == "[":
             return self._array(at + 1, path)
         value, self.end = _scalar.raw_decode(self.text, at)
-        return value
+        return self.text_at(value, at) if isinstance(value, str) else value
+
+    def text_at(self, text: str, at: int) -> str:
+        """``text``, unless an escape in it made a lone surrogate (``"\\ud800"``): JSON's grammar
+        lets one through, but it is no character, and no UTF-8 (nor the ledger) holds it."""
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise self.error("a \\u escape names half of a surrogate pair alone, which is no character", at) from None
+        return text
 
     def _object(self, at: int, path: Path) -> dict[str, Any]:
         found: dict[str, Any] = {}
@@ -68,6 +77,7 @@ class _Reader:
         while True:
             at = self.expect(at, '"')
             key, at = scanstring(self.text, at)
+            key = self.text_at(key, at)
             if key in found:
                 raise self.error(f"key {key!r} is given twice", at)
             self.lines[(*path, key)] = self.line(at)

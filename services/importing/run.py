@@ -12,9 +12,14 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+import msgspec
+
 from athenaeum.aggregates.rules import Invalid
 from athenaeum.events.commands import Command
 from athenaeum.events.imported import FILES_LIMIT, FINDINGS_LIMIT, ImportFinding
+from athenaeum.events.page_commands import ImportPage
+from athenaeum.events.quorum_commands import ImportProposal
+from athenaeum.events.ratification_commands import ImportRatification
 from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.commands.replies import Reply
@@ -78,11 +83,12 @@ class TreeReading:
 
     def _records(self) -> Iterator[Record]:
         try:
-            read = map(_run, self._jobs) if self._pool is None else self._pool.map(_run, self._jobs, chunksize=CHUNK)
-            for record, unknown in read:
+            read = map(_packed, self._jobs) if self._pool is None else self._pool.map(_packed, self._jobs,
+                                                                                       chunksize=CHUNK)
+            for record, carried, unknown in read:
                 self.unknown += unknown
                 if record is not None:
-                    yield record
+                    yield record._replace(command=_CARRIED[record.family].decode(carried)) if carried else record
         finally:
             if self._pool is not None:
                 self._pool.shutdown(cancel_futures=True)
@@ -93,10 +99,19 @@ class TreeReading:
 
 
 Read = tuple[Record | None, list[Path]]  # a record, if the file or folder is one, and the unknown files in it
+_COMMANDS = {"ratification": ImportRatification, "thread": ImportThread, "page": ImportPage, "quorum": ImportProposal}
+_CARRIED = {family: msgspec.msgpack.Decoder(command) for family, command in _COMMANDS.items()}
+_carry = msgspec.msgpack.Encoder().encode
 
 
-def _run(job: Callable[[], Read]) -> Read:
-    return job()
+def _packed(job: Callable[[], Read]) -> tuple[Record | None, bytes, list[Path]]:
+    """What ``job`` reads, with its record's command apart, in MessagePack (empty: none). Pickled,
+    a command's Structs are rebuilt field by field in Python, which cost the importing process
+    more than sending them does."""
+    record, unknown = job()
+    if record is None or record.command is None:
+        return record, b"", unknown
+    return record._replace(command=None), _carry(record.command), unknown
 
 
 def _ratification(folder: Path) -> Read:
@@ -268,7 +283,11 @@ def _sendable(record: Record, file: str) -> Record:
         (f"{size:,} bytes of files, more than the {MAX_RECORD_BYTES:,} one message to the ledger holds",
          size > MAX_RECORD_BYTES)) if over]
     if not too_much:
-        return record
+        try:  # decoded as the ledger decodes what it is sent, each field within its limits
+            _CARRIED[record.family].decode(_carry(command))
+            return record
+        except msgspec.ValidationError as error:
+            too_much = [f"the ledger would refuse its command ({error})"]
     findings = [*record.findings, *(ImportFinding(code=Invalid.code, file=file, line=None,
                                                   message=f"{said}; nothing is imported") for said in too_much)]
     return record._replace(becomes=None, status=None, findings=findings, command=None)

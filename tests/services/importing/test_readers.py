@@ -188,3 +188,18 @@ def test_odd_files_an_acceptance_tester_wrote_are_findings_or_read_as_meant(tmp_
         first, second = by_ref[ref]
         assert first.command is not None and second.command is None, (first, second)
         assert "is read already from" in second.findings[-1].message
+
+
+def test_a_command_the_ledger_would_refuse_for_a_field_and_a_lone_surrogate_are_findings(tmp_path: Path) -> None:
+    # A name past what the ledger takes was sent, then refused; a JSON escape of half a surrogate
+    # pair ended the read in a traceback.
+    long_name = "a" * 243  # entries/002-<it>.md: 258 characters, where a file name of the ledger has 255
+    thread(tmp_path, "long-author", [{"author": "alice"}, {"author": long_name, "v": {"N": 1, "C": 1, "R": 1}}])
+    scratchpad(tmp_path, "ABCD1234", ["alice"], [], status="accepted", proposal="half \ud800 a pair")
+    (tmp_path / "fleet" / "quorum" / "ABCD1234").write_text(
+        (tmp_path / "fleet" / "quorum" / "ABCD1234").read_text().replace("\ud800", "\\ud800"))
+    by_key = {record.key: record for record in records([tmp_path])[0]}
+    assert by_key["long-author"].command is None
+    assert "the ledger would refuse its command" in by_key["long-author"].findings[-1].message
+    assert by_key["ABCD1234"].command is None
+    assert [(f.code, f.line) for f in by_key["ABCD1234"].findings] == [("invalid", 2)], by_key["ABCD1234"].findings
