@@ -54,7 +54,7 @@ from athenaeum.events.task_commands import (
 from athenaeum.services.client import AthenaeumClient
 from athenaeum.services.identity.accounts import SERVICE_KEY
 from athenaeum.services.identity.keys import key_pair, key_path, new_seed, public_key
-from athenaeum.services.runtime.nats_server import NatsServer
+from athenaeum.services.runtime.nats_server import PID_FILE, NatsServer
 
 from bench.baselines import raw_publish_rate
 
@@ -196,16 +196,21 @@ async def prepared(clients: Clients, count: int, name: str) -> list[tuple[str, s
     return cast
 
 
+class Way(NamedTuple):
+    clients: Clients
+    meter: CpuMeter  # of its serve, its nats-server and the clients
+
+
 @contextlib.asynccontextmanager
-async def unidentified(directory: str) -> AsyncIterator[Clients]:
+async def unidentified(directory: str) -> AsyncIterator[Way]:
     """A serve on a server that authenticates nobody, and the agents' one client, which no key
     binds: where the same votes cost what they do with no identity at all."""
     with NatsServer(store_dir=Path(directory) / "nats") as plain:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", str(Path(directory) / "home"),
                  "--no-http", "--nats", plain.url)
-        async with running(*serve):
+        async with running(*serve) as served:
             client = await AthenaeumClient.connect(plain.url, ROSTER[0])
-            yield dict.fromkeys(ROSTER, client)
+            yield Way(dict.fromkeys(ROSTER, client), CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text())))
             await client.close()
 
 
@@ -213,26 +218,28 @@ class Sequential(NamedTuple):
     signed: float  # votes/s, each signed by its agent's key
     unsigned: float  # votes/s, with no identity at all
     cpu: dict[str, float]  # each process's CPU milliseconds per signed vote
+    unsigned_cpu: dict[str, float]  # the same per vote with no identity
 
 
-async def sequential_rates(signed: Clients, unsigned: Clients, count: int, meter: CpuMeter) -> Sequential:
+async def sequential_rates(signed: Way, unsigned: Way, count: int) -> Sequential:
     """``count`` votes one after another each way, in alternating rounds, so that whatever else
-    the machine does weighs on both alike; the CPU is counted over the signed votes alone."""
-    accepted = {"signed": 0, "unsigned": 0}
-    seconds = {"signed": 0.0, "unsigned": 0.0}
-    cpu = dict.fromkeys(meter.read(), 0.0)
+    the machine does weighs on both alike; each way's CPU counted over its own votes."""
+    ways = {"signed": signed, "unsigned": unsigned}
+    accepted = dict.fromkeys(ways, 0)
+    seconds = dict.fromkeys(ways, 0.0)
+    cpu = {way: dict.fromkeys(each.meter.read(), 0.0) for way, each in ways.items()}
     for round_ in range(ROUNDS):
-        for way, clients in (("signed", signed), ("unsigned", unsigned)):
+        for way, (clients, meter) in ways.items():
             cast = await prepared(clients, count // ROUNDS, f"{way}-{round_}")
             before, started = meter.read(), time.perf_counter()
             done, position = await votes(clients, cast)
             seconds[way] += time.perf_counter() - started
             accepted[way] += done
-            if way == "signed":
-                cpu = {name: spent + meter.read()[name] - before[name] for name, spent in cpu.items()}
+            cpu[way] = {name: spent + meter.read()[name] - before[name] for name, spent in cpu[way].items()}
             await caught_up(clients[ROSTER[0]], position)
-    per_vote = {name: spent * 1000 / max(accepted["signed"], 1) for name, spent in cpu.items()}
-    return Sequential(accepted["signed"] / seconds["signed"], accepted["unsigned"] / seconds["unsigned"], per_vote)
+    per_vote = {way: {name: spent * 1000 / max(accepted[way], 1) for name, spent in cpu[way].items()} for way in ways}
+    return Sequential(accepted["signed"] / seconds["signed"], accepted["unsigned"] / seconds["unsigned"],
+                      per_vote["signed"], per_vote["unsigned"])
 
 
 async def completions(client: AthenaeumClient, count: int) -> float:
@@ -280,9 +287,11 @@ class CpuMeter:
     """The CPU time (user and system) serve, its nats-server and this process (the clients)
     spend: where a figure's time goes, and how far two cores can take it."""
 
-    def __init__(self, serve_pid: int) -> None:
+    def __init__(self, serve_pid: int, server_pid: int | None = None) -> None:
+        """Of serve and the nats-server it started (or the one ``server_pid`` names)."""
         serve = psutil.Process(serve_pid)
-        server = next(child for child in serve.children() if "nats-server" in child.name())
+        server = psutil.Process(server_pid) if server_pid else next(
+            child for child in serve.children() if "nats-server" in child.name())
         self.processes = {"nats-server": server, "serve": serve, "clients": psutil.Process()}
 
     def read(self) -> dict[str, float]:
@@ -302,7 +311,7 @@ async def run(count: int, clients: int) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--humans", HUMAN)
-        async with running(*serve) as served, unidentified(str(Path(home) / "plain")) as unsigned_agents:
+        async with running(*serve) as served, unidentified(str(Path(home) / "plain")) as unsigned:
             url = served.ready.split("nats=")[1].split()[0]
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
             meter = CpuMeter(served.pid)
@@ -314,7 +323,7 @@ async def run(count: int, clients: int) -> None:
             fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
             agents = await enrolled(url, home, [*ROSTER, *(name for roster in fleet for name in roster), "ops"])
             first = agents[ROSTER[0]]
-            sequential = await sequential_rates(agents, unsigned_agents, count, meter)
+            sequential = await sequential_rates(Way(agents, meter), unsigned, count)
             per_client = max(count // clients, 2)
             casts = []
             for n, roster in enumerate(fleet):
@@ -347,7 +356,8 @@ async def run(count: int, clients: int) -> None:
         sequential.signed / sequential.unsigned))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
-    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", sequential.cpu)):
+    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", sequential.cpu),
+                        ("CPU ms per sequential vote, no identity", sequential.unsigned_cpu)):
         print("{:<44} {}   all {:.2f}".format(name, "   ".join(f"{process} {ms:.2f}" for process, ms in spent.items()),
                                                 sum(spent.values())))
     (idle50, idle99), (flood50, flood99) = percentiles(idle_votes), percentiles(flooded_votes)

@@ -6,7 +6,6 @@ followed or opened)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -55,24 +54,26 @@ def discover(paths: Iterable[Path]) -> Found:
         if root.absolute().parent.name == RATIFICATIONS:  # a topic folder itself, given alone
             ratifications.append(root)
             continue
-        for folder, subfolders, names in os.walk(root):
-            here = Path(folder)
-            # Only the tree's own folders and regular files: see ``folder_files``.
-            linked = {name for name in subfolders if (here / name).is_symlink()}
-            files = [name for name in names if folder_files.regular(here / name)]
-            unknown += [here / name for name in sorted(linked | set(names).difference(files))]
-            subfolders[:] = sorted(name for name in subfolders if name not in SKIPPED and name not in linked)
+        waiting = [root]
+        while waiting:
+            here = waiting.pop()
+            try:
+                # Only the tree's own folders and regular files: see ``folder_files``.
+                folders, files, others = folder_files.kinds(here)
+            except OSError:  # a folder it may not read: said, as any file it does not know
+                unknown.append(here)
+                continue
+            unknown += [here / name for name in others]
+            folders = [name for name in folders if name not in SKIPPED]
             if here.name == RATIFICATIONS:
-                ratifications += [here / name for name in subfolders]
-                unknown += [here / name for name in sorted(files)]
-                subfolders[:] = []  # a topic folder is read whole, by its reader
+                ratifications += [here / name for name in folders]  # each read whole, by its reader
+                unknown += [here / name for name in files]
                 continue
             if THREAD in files:
-                threads.append(here)
-                subfolders[:] = []  # its entries are read by its reader
+                threads.append(here)  # its entries are read by its reader
                 continue
             wiki = _wiki(root, here)
-            for name in sorted(files):
+            for name in files:
                 if is_scratchpad((here / name).absolute()):
                     quorums.append(here / name)
                 elif wiki is not None and here / name == wiki / WIKI_LOG:
@@ -81,6 +82,7 @@ def discover(paths: Iterable[Path]) -> Found:
                     pages.append(WikiFile(wiki, here / name))
                 else:
                     unknown.append(here / name)
+            waiting += [here / name for name in folders]
     return Found(sorted(set(ratifications)), sorted(set(threads)), sorted(set(pages)), sorted(set(logs)),
                  sorted(set(quorums)), sorted(set(unknown)))
 

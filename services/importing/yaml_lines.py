@@ -68,6 +68,10 @@ class _Unusual(Exception):
     document): PyYAML's own composer and constructor build the document instead."""
 
 
+# The events alone need no constructor nor resolver: libyaml's bare parser is half the cost of a loader to make.
+_Events = getattr(yaml, "CParser", _Loader)
+
+
 def located(text: str) -> Located:
     lines: dict[Path, int] = {}
     try:
@@ -88,7 +92,7 @@ def _from_events(text: str, lines: dict[Path, int]) -> Any:
     and the lines under it, read from the parser's events as they come: most of what the
     original tools wrote is maps, lists and plain scalars, which need no node built for them,
     nor the constructor's bookkeeping. Raises ``_Unusual`` for anything else."""
-    parser = _Loader(text)
+    parser = _Events(text)
     try:
         next_event = parser.get_event
         next_event()  # the stream's start
