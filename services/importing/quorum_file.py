@@ -27,7 +27,7 @@ from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.front_matter import BOM
 from athenaeum.services.importing.json_lines import located
-from athenaeum.services.importing.times import moment
+from athenaeum.services.importing.times import NO_TIME, moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable
 
 FOLDER = ("fleet", "quorum")  # the SOIL namespace, as folders
@@ -93,7 +93,7 @@ def _fields(key: str, name: str, document: Located, open_ones: OpenProposals, fi
         refuse("threshold", f"threshold {value.get('threshold')!r} is not k or k/n, with k from 1")
     opened_at = moment(value.get("opened_at"))
     if opened_at is None:
-        refuse("opened_at", "opened_at is not an ISO 8601 time")
+        refuse("opened_at", f"opened_at {NO_TIME}")
     status = _status(value.get("status"), line("status"), name, findings)
     votes = _votes(value, line, name, findings)
     if refused or status is None or opened_at is None or votes is None:

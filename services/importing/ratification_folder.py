@@ -25,7 +25,7 @@ from athenaeum.events.ratification_commands import ImportRatification
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing.findings import Findings, Reading
 from athenaeum.services.importing.folder_files import contents, listing
-from athenaeum.services.importing.times import moment
+from athenaeum.services.importing.times import NO_TIME, moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
 
 MANIFEST, DECISION_FILE, LOG = "manifest.yaml", "human-decision.yaml", "log.md"
@@ -69,7 +69,8 @@ def read(folder: Path, source: str) -> Reading:
                                  findings=list(findings), votes=votes,
                                  **{k: v for k, v in fields.items() if k != "topic"})
     # The same record read again is the same command, by its id: sent again, it adds nothing.
-    return Reading(topic, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"), findings,
+    # Named by the topic it is imported as (which a finding says is not its folder's name, if so).
+    return Reading(command.topic, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"), findings,
                    unknown)
 
 
@@ -117,7 +118,7 @@ def _manifest(manifest: Located, folder: str, sha: str, findings: Findings) -> d
         bad("roster", "roster must list distinct agent slugs")
     expires_at = moment(value.get("expires_at"))
     if expires_at is None:
-        bad("expires_at", f"expires_at {value.get('expires_at')!r} is not an ISO 8601 time")
+        bad("expires_at", f"expires_at {value.get('expires_at')!r} {NO_TIME}")
     mode, status = value.get("mode", Mode.STANDARD.value), value.get("status")
     if not _one_of(mode, Mode):
         bad("mode", f"mode {mode!r} is not standard or fast")
@@ -165,8 +166,8 @@ def _vote(found: Located, name: str, named: str, fields: dict[str, Any], sha: st
                      f"attested artifact_sha256 {attested!r} is not the frozen {sha}: the vote is void")
     cast_at = moment(value.get("timestamp"))
     if cast_at is None:
-        findings.add(Invalid.code, name, line("timestamp"), f"timestamp {value.get('timestamp')!r} is not an ISO 8601 "
-                                                             "time; the vote is not counted")
+        findings.add(Invalid.code, name, line("timestamp"), f"timestamp {value.get('timestamp')!r} {NO_TIME}; the vote "
+                                                             "is not counted")
         return None
     if cast_at >= fields["expires_at"]:
         findings.add(VotingClosed.code, name, line("timestamp"), f"cast at {cast_at.isoformat()}, after expires_at")
@@ -230,7 +231,7 @@ def _log(text: str, findings: Findings) -> None:
             findings.add(Invalid.code, LOG, number, f"not a log line '[<ISO8601 UTC>] <agent> | <EVENT>: <detail>': "
                                                     f"{line[:80]!r}")
         elif moment(match.group(1)) is None:
-            findings.add(Invalid.code, LOG, number, f"{match.group(1)!r} is not an ISO 8601 time")
+            findings.add(Invalid.code, LOG, number, f"{match.group(1)!r} {NO_TIME}")
 
 
 def _one_of(value: Any, choices: type[Enum]) -> bool:

@@ -44,7 +44,8 @@ def read(folder: Path, source: str) -> Reading:
         return Reading(folder.name, None, findings, unknown)
     files = [SourceFile(name=name, content=contents[name]) for name in known]
     command = ImportThread(source=source, entries=entries, files=files, findings=list(findings), **opening)
-    return Reading(folder.name, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"),
+    # Named by the slug it is imported as (which a finding says is not its folder's name, if so).
+    return Reading(command.slug, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"),
                    findings, unknown)
 
 

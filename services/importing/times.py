@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+NO_TIME = "is not an ISO 8601 time between the years 1 and 9999 in UTC"  # what a finding says of one ``moment`` refuses
+
 
 def moment(value: Any) -> datetime | None:
     """The time ``value`` names, or None when it names none (or none within the calendar once in UTC)."""

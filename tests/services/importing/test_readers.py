@@ -203,3 +203,19 @@ def test_a_command_the_ledger_would_refuse_for_a_field_and_a_lone_surrogate_are_
     assert "the ledger would refuse its command" in by_key["long-author"].findings[-1].message
     assert by_key["ABCD1234"].command is None
     assert [(f.code, f.line) for f in by_key["ABCD1234"].findings] == [("invalid", 2)], by_key["ABCD1234"].findings
+
+
+def test_a_record_is_named_by_the_id_it_is_imported_as_not_its_folder(tmp_path: Path) -> None:
+    # An acceptance tester's: a folder whose manifest names another topic was reported under the
+    # folder's name, so a second folder of that topic was not seen to be one.
+    renamed = ratification(tmp_path, "adr-7", ["alice", "bob"], {"alice": {}}) / "manifest.yaml"
+    renamed.write_text(renamed.read_text().replace("topic: adr-7", "topic: adr-8"))
+    ratification(tmp_path, "adr-8", ["alice", "bob"], {"alice": {}})
+    thread(tmp_path, "renamed", [{"author": "alice"}])
+    opening = tmp_path / "wiki" / "agents" / "dialogue" / "renamed" / "thread.md"
+    opening.write_text(opening.read_text().replace("slug: renamed", "slug: canon-rules"))
+    found, _, _ = records([tmp_path])
+    assert [(r.family, r.key, r.command is not None) for r in found] == [
+        ("ratification", "adr-8", True), ("ratification", "adr-8", False), ("thread", "canon-rules", True)]
+    assert "read already" in found[1].findings[-1].message
+    assert any(f.file == "manifest.yaml" and "not the folder's name" in f.message for f in found[0].findings)
