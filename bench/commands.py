@@ -319,11 +319,13 @@ async def run(count: int, clients: int) -> None:
             raw = await raw_rate(url, count, service)
             raw_cpu = {name: (spent - before[name]) * 1000 / count for name, spent in meter.read().items()}
             floor, floor_concurrent = await floor_rates(url, count, clients, service)
-            # Each client, nine agents of its own voting on its own ratifications, on a connection each.
-            fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
-            agents = await enrolled(url, home, [*ROSTER, *(name for roster in fleet for name in roster), "ops"])
+            agents = await enrolled(url, home, [*ROSTER, "ops"])
             first = agents[ROSTER[0]]
             sequential = await sequential_rates(Way(agents, meter), unsigned, count)
+            # Then each client, nine agents of its own voting on its own ratifications, on a connection each
+            # (registered after the sequential votes, which each way cast on a ledger of the same size).
+            fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
+            agents |= await enrolled(url, home, [name for roster in fleet for name in roster])
             per_client = max(count // clients, 2)
             casts = []
             for n, roster in enumerate(fleet):
