@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -22,7 +23,7 @@ from athenaeum.events.task import (
 from athenaeum.events.task_commands import ROLE, ImportTask, ResolutionInput
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing.findings import Findings, Reading
-from athenaeum.services.importing.times import moment
+from athenaeum.services.importing.times import NO_TIME, moment
 
 TASKS, RUNS, FINDINGS, RULINGS = "tasks", "review_runs", "review_findings", "arbitration_runs"
 _ROLE = re.compile(ROLE)
@@ -49,6 +50,7 @@ def read(url: str) -> list[Reading]:
 
     try:
         with psycopg.connect(url, row_factory=dict_row) as connection:
+            _times_as_found(connection)
             tasks, runs, findings, rulings = (connection.execute(query).fetchall() for query in (
                 # The highest id first: it moves the task-ids counter past every other, which
                 # then need not move it (imports sent together would race on it).
@@ -66,6 +68,33 @@ def read(url: str) -> list[Reading]:
     for ruling in rulings:
         rulings_of[ruling["task_id"]].append(ruling)
     return [_task(database(url), task, runs_of[task["id"]], findings_of, rulings_of[task["id"]]) for task in tasks]
+
+
+def _times_as_found(connection: Any) -> None:
+    """Have ``connection`` read a time Python's calendar lacks (``infinity``, the year 10000,
+    which PostgreSQL keeps) as its text, for a finding at its row: psycopg's own loaders fail
+    the whole read on it."""
+    import psycopg
+    from psycopg.types.datetime import TimestampLoader, TimestamptzLoader
+
+    for name, loader in (("timestamp", TimestampLoader), ("timestamptz", TimestamptzLoader)):
+        class AsFound(loader):  # type: ignore[valid-type, misc]
+            def load(self, data: Any) -> Any:
+                try:
+                    return super().load(data)
+                except psycopg.DataError:
+                    return bytes(data).decode()
+
+        connection.adapters.register_loader(name, AsFound)
+
+
+def _time(name: str, column: str, value: Any, found: Findings, required: bool = True) -> datetime | None:
+    """The time ``column`` holds; None, and a finding when it is set (or ``required``), if it names none."""
+    at = moment(value)
+    if at is None and (value is not None or required):
+        found.add(Invalid.code, name, None, f"{column} is NULL; nothing is imported" if value is None else
+                  f"{column} {value!r} {NO_TIME}; nothing is imported")
+    return at
 
 
 def _file(table: str, row: dict[str, Any]) -> SourceFile:
@@ -90,7 +119,9 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
     budget = row.get("review_cycle_budget", DEFAULT_REVIEW_CYCLE_BUDGET)  # the first schema had none
     counted = all([_counted(name, "id", row["id"], found, least=1), _counted(name, "review_cycle_count", count, found),
                    _counted(name, "review_cycle_budget", budget, found)])
-    if status is None or None in reviews or None in read_rulings or not titled or not counted:
+    created = _time(name, "created_at", row.get("created_at"), found, required=False)
+    timeless = created is None and row.get("created_at") is not None
+    if status is None or None in reviews or None in read_rulings or not titled or not counted or timeless:
         return Reading(key, None, found, [])
     trigger = _enum(Trigger, row.get("arbitration_pending_trigger"), name, "arbitration_pending_trigger", found)
     _judge(name, status, count, budget, trigger, row, runs, reviews, rulings, read_rulings, found)
@@ -108,7 +139,7 @@ def _task(where: str, row: dict[str, Any], runs: list[dict[str, Any]], findings_
         commit_sha=row.get("commit_sha"), claimed_by=_claimant(row),
         pending_trigger=trigger if status is TaskStatus.ARBITRATING else None,
         failure_reason=failure,
-        failure_detail=row.get("failure_detail") or "", created_at=moment(row.get("created_at")),
+        failure_detail=row.get("failure_detail") or "", created_at=created,
         reviews=reviews, rulings=read_rulings, files=files, findings=list(found),
     )
     return Reading(key, msgspec.structs.replace(command, command_id=f"import:{fingerprint(command)}"), found, [])
@@ -138,11 +169,11 @@ def _review(run: dict[str, Any], findings: list[dict[str, Any]], found: Findings
         found.add(Invalid.code, name, None, f"reviewer_role {run['reviewer_role']!r} is not a role ({ROLE})")
         return None
     read = [_finding(finding, found) for finding in findings]
-    if verdict is None or None in read:
+    posted = _time(name, "posted_at", run["posted_at"], found)
+    if verdict is None or None in read or posted is None:
         return None
     return ImportedReview(cycle=run["cycle"], reviewer_role=run["reviewer_role"], verdict=verdict,
-                          raw_markdown=run["raw_markdown"] or "", findings=tuple(read),
-                          posted_at=moment(run["posted_at"]))
+                          raw_markdown=run["raw_markdown"] or "", findings=tuple(read), posted_at=posted)
 
 
 def _finding(row: dict[str, Any], found: Findings) -> Finding | None:
@@ -167,10 +198,11 @@ def _ruling(row: dict[str, Any], found: Findings) -> ImportedRuling | None:
             return None
         resolution = Resolution(upheld_finding_id=given.upheld_finding_id,
                                 retired_finding_id=given.retired_finding_id, rationale=given.rationale)
-    if trigger is None or ruling is None:
+    posted = _time(name, "posted_at", row["posted_at"], found)
+    if trigger is None or ruling is None or posted is None:
         return None
     return ImportedRuling(trigger=trigger, ruling=ruling, ruling_markdown=row["ruling_markdown"] or "",
-                          contradiction_resolution=resolution, posted_at=moment(row["posted_at"]))
+                          contradiction_resolution=resolution, posted_at=posted)
 
 
 def _counted(name: str, column: str, value: Any, found: Findings, least: int = 0) -> bool:

@@ -225,3 +225,31 @@ def test_many_tasks_import_at_once_each_moving_the_counter_past_its_id(served: S
         outcome for outcome in outcomes if not outcome.startswith("recorded")]
     created = served.run("task", "create", "--project", "web", "--title", "After them", "--plan", "p.md", "--json")
     assert created.returncode == 0 and json.loads(created.stdout)["events"][0]["number"] > 254, created.stdout
+
+
+def test_a_time_past_the_calendar_or_missing_is_reported_at_its_row(served: Served, tables: str) -> None:
+    # PostgreSQL keeps times Python's calendar lacks: 'infinity' and the year 10000 ended the whole
+    # read in one error naming the database and no row; a NULL time (the NOT NULL dropped) was
+    # sent as no time at all.
+    with psycopg.connect(tables, autocommit=True) as db:
+        db.execute("ALTER TABLE review_runs ALTER COLUMN posted_at DROP NOT NULL")
+        endless = _task(db, project_id="web", title="Endless", created_at="infinity")
+        late = _task(db, project_id="web", title="Late review")
+        _review(db, late, 0, "security", "approve", at="10000-01-01 00:00")
+        unposted = _task(db, project_id="web", title="Unposted review")
+        db.execute("INSERT INTO review_runs (task_id, cycle, reviewer_role, verdict, raw_markdown, posted_at) "
+                   "VALUES (%s, 0, 'style', 'approve', '# review', NULL)", (unposted,))
+        ruled = _task(db, project_id="web", title="Ruled forever", status="revising", review_cycle_count=1)
+        db.execute("INSERT INTO arbitration_runs (task_id, trigger, ruling, ruling_markdown, posted_at) "
+                   "VALUES (%s, 'reviewer_contradiction', 'approve', '# ruled', '-infinity')", (ruled,))
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    assert "Traceback" not in done.stderr, done.stderr
+    by_id = {r["id"]: r for r in json.loads(done.stdout)["records"]}
+    assert by_id["1"]["becomes"] == "TaskImported"  # the other tasks are read as before
+    for task, table, said in ((endless, "tasks", "created_at 'infinity'"), (late, "review_runs", "posted_at '10000"),
+                              (unposted, "review_runs", "posted_at is NULL"),
+                              (ruled, "arbitration_runs", "posted_at '-infinity'")):
+        record = by_id[str(task)]
+        assert record["becomes"] is None, record
+        assert any(f["code"] == "invalid" and f["at"].split("#")[1].startswith(f"{table}/") and said in f["message"]
+                   for f in record["findings"]), record
