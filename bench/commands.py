@@ -6,9 +6,12 @@
 Figures, each against raw JetStream publish-with-ack measured in the same run on the same
 server: accepted votes per second through NATS, each signed by its agent's registered key on
 its agent's own connection, sequentially and from 32 concurrent clients on distinct topics
-(ratifications of nine agents, opened beforehand); the same sequential votes against those of
-a serve on a server that authenticates nobody, from agents no key binds, in alternating rounds
-(both serves up throughout, so that whatever else the machine does weighs on both alike); a
+(ratifications of nine agents, opened beforehand); what signing and verifying cost: the same
+sequential votes, on a serve whose server authenticates nobody, signed by agents its roster binds
+to keys against unsigned ones from agents no key binds; what identity as deployed costs: the
+signed votes through the accounts of the default serve against those unsigned ones (three ways
+in alternating rounds, both serves up throughout, so that whatever else the machine does weighs
+on all alike); a
 command of two events (a task's completion after a clean review: one atomic batch); the p50/p99 time from a vote's reply until ``check`` reflects it; and the p50/p99
 latency of a read, consistent by default (it waits until the views reach the ledger's head as it
 stood when the read came) against one that waits for nothing (``after=0``), on an idle system
@@ -125,9 +128,9 @@ async def ballots(clients: Clients, name: str, topics: int, roster: list[str] = 
     return opened
 
 
-def everyone(topics: list[str], count: int) -> list[tuple[str, str]]:
+def everyone(topics: list[str], count: int, roster: list[str] = ROSTER) -> list[tuple[str, str]]:
     """The (topic, agent) of ``count`` votes, each topic's whole roster in turn."""
-    return [(topic, agent) for topic in topics for agent in ROSTER][:count]
+    return [(topic, agent) for topic in topics for agent in roster][:count]
 
 
 async def enrolled(url: str, home: str, names: list[str]) -> Clients:
@@ -183,63 +186,75 @@ async def flooded(clients: Clients, count: int, url: str, key: str, readers: int
     return idle, loaded
 
 
-async def caught_up(client: AthenaeumClient, position: int) -> None:
+async def caught_up(client: AthenaeumClient, position: int, agent: str = ROSTER[0]) -> None:
     """Wait for the views to reach ``position`` (0: the ledger as it is), so that one figure's
     projection does not run into the next one's time."""
-    await client.query("check", agent=ROSTER[0], **({"after": position} if position else {}))
+    await client.query("check", agent=agent, **({"after": position} if position else {}))
 
 
-async def prepared(clients: Clients, count: int, name: str) -> list[tuple[str, str]]:
+async def prepared(clients: Clients, count: int, name: str, roster: list[str] = ROSTER) -> list[tuple[str, str]]:
     """The (topic, agent) of ``count`` votes on ballots opened for them, the views caught up."""
-    cast = everyone(await ballots(clients, name, -(-count // len(ROSTER))), count)
-    await caught_up(clients[ROSTER[0]], 0)
+    cast = everyone(await ballots(clients, name, -(-count // len(roster)), roster), count, roster)
+    await caught_up(clients[roster[0]], 0, roster[0])
     return cast
 
 
 class Way(NamedTuple):
     clients: Clients
     meter: CpuMeter  # of its serve, its nats-server and the clients
+    roster: list[str] = ROSTER  # who votes
+
+
+UNBOUND = [f"free-{n}" for n in range(len(ROSTER))]  # agents no key binds
+
+
+class Plain(NamedTuple):
+    """Two ways to vote on one serve whose server authenticates nobody."""
+
+    signed: Way  # by agents the roster binds to keys, each on its own connection
+    unsigned: Way  # by agents no key binds, on one connection
 
 
 @contextlib.asynccontextmanager
-async def unidentified(directory: str) -> AsyncIterator[Way]:
-    """A serve on a server that authenticates nobody, and the agents' one client, which no key
-    binds: where the same votes cost what they do with no identity at all."""
+async def unauthenticated(directory: str) -> AsyncIterator[Plain]:
+    """A serve on a server that authenticates nobody: the same votes signed and verified, and
+    unsigned, with nothing else between them."""
     with NatsServer(store_dir=Path(directory) / "nats") as plain:
-        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", str(Path(directory) / "home"),
-                 "--no-http", "--nats", plain.url)
+        home = str(Path(directory) / "home")
+        serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
+                 "--nats", plain.url, "--humans", HUMAN)
         async with running(*serve) as served:
-            client = await AthenaeumClient.connect(plain.url, ROSTER[0])
-            yield Way(dict.fromkeys(ROSTER, client), CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text())))
-            await client.close()
+            meter = CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text()))
+            signed = await enrolled(plain.url, home, ROSTER)
+            client = await AthenaeumClient.connect(plain.url, UNBOUND[0])
+            yield Plain(Way(signed, meter), Way(dict.fromkeys(UNBOUND, client), meter, UNBOUND))
+            for each in [*signed.values(), client]:
+                await each.close()
 
 
 class Sequential(NamedTuple):
-    signed: float  # votes/s, each signed by its agent's key
-    unsigned: float  # votes/s, with no identity at all
-    cpu: dict[str, float]  # each process's CPU milliseconds per signed vote
-    unsigned_cpu: dict[str, float]  # the same per vote with no identity
+    rates: dict[str, float]  # votes/s, each way
+    cpu: dict[str, dict[str, float]]  # each way's CPU milliseconds per vote, by process
 
 
-async def sequential_rates(signed: Way, unsigned: Way, count: int) -> Sequential:
+async def sequential_rates(ways: dict[str, Way], count: int) -> Sequential:
     """``count`` votes one after another each way, in alternating rounds, so that whatever else
-    the machine does weighs on both alike; each way's CPU counted over its own votes."""
-    ways = {"signed": signed, "unsigned": unsigned}
+    the machine does weighs on all alike; each way's CPU counted over its own votes."""
     accepted = dict.fromkeys(ways, 0)
     seconds = dict.fromkeys(ways, 0.0)
     cpu = {way: dict.fromkeys(each.meter.read(), 0.0) for way, each in ways.items()}
     for round_ in range(ROUNDS):
-        for way, (clients, meter) in ways.items():
-            cast = await prepared(clients, count // ROUNDS, f"{way}-{round_}")
+        for way, (clients, meter, roster) in ways.items():
+            cast = await prepared(clients, count // ROUNDS, f"{way}-{round_}", roster)
             before, started = meter.read(), time.perf_counter()
             done, position = await votes(clients, cast)
             seconds[way] += time.perf_counter() - started
             accepted[way] += done
             cpu[way] = {name: spent + meter.read()[name] - before[name] for name, spent in cpu[way].items()}
-            await caught_up(clients[ROSTER[0]], position)
-    per_vote = {way: {name: spent * 1000 / max(accepted[way], 1) for name, spent in cpu[way].items()} for way in ways}
-    return Sequential(accepted["signed"] / seconds["signed"], accepted["unsigned"] / seconds["unsigned"],
-                      per_vote["signed"], per_vote["unsigned"])
+            await caught_up(clients[roster[0]], position, roster[0])
+    return Sequential({way: accepted[way] / seconds[way] for way in ways},
+                      {way: {name: spent * 1000 / max(accepted[way], 1) for name, spent in cpu[way].items()}
+                       for way in ways})
 
 
 async def completions(client: AthenaeumClient, count: int) -> float:
@@ -311,7 +326,7 @@ async def run(count: int, clients: int) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--humans", HUMAN)
-        async with running(*serve) as served, unidentified(str(Path(home) / "plain")) as unsigned:
+        async with running(*serve) as served, unauthenticated(str(Path(home) / "plain")) as plain:
             url = served.ready.split("nats=")[1].split()[0]
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
             meter = CpuMeter(served.pid)
@@ -321,7 +336,9 @@ async def run(count: int, clients: int) -> None:
             floor, floor_concurrent = await floor_rates(url, count, clients, service)
             agents = await enrolled(url, home, [*ROSTER, "ops"])
             first = agents[ROSTER[0]]
-            sequential = await sequential_rates(Way(agents, meter), unsigned, count)
+            sequential = await sequential_rates({"deployed": Way(agents, meter), "signed": plain.signed,
+                                                 "unsigned": plain.unsigned}, count)
+            rates = sequential.rates
             # Then each client, nine agents of its own voting on its own ratifications, on a connection each
             # (registered after the sequential votes, which each way cast on a ledger of the same size).
             fleet = [[f"fleet-{n}-{k}" for k in range(len(ROSTER))] for n in range(clients)]
@@ -351,15 +368,19 @@ async def run(count: int, clients: int) -> None:
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"
     print(line.format("floor: a request making one publish", floor, raw, floor / raw))
     print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
-    print(line.format("accepted votes/s, sequential", sequential.signed, raw, sequential.signed / raw))
+    print(line.format("accepted votes/s, sequential", rates["deployed"], raw, rates["deployed"] / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
-    print("{:<44} {:>10,.0f}   no identity at all {:>10,.0f}   ratio {:.2f}x".format(
-        "accepted votes/s, sequential, signed", sequential.signed, sequential.unsigned,
-        sequential.signed / sequential.unsigned))
+    against = "{:<44} {:>10,.0f}   {:<18} {:>10,.0f}   ratio {:.2f}x"
+    print(against.format("accepted votes/s, sequential, signed", rates["signed"], "unsigned, same serve",
+                         rates["unsigned"], rates["signed"] / rates["unsigned"]))
+    print(against.format("accepted votes/s, sequential, as deployed", rates["deployed"], "no identity at all",
+                         rates["unsigned"], rates["deployed"] / rates["unsigned"]))
     print(line.format("task completions/s (two events), sequential", two_events, raw, two_events / raw))
     print("{:<44} p50 {:.2f} ms   p99 {:.2f} ms".format("vote reply -> check updated", *percentiles(latencies)))
-    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu), ("CPU ms per sequential vote", sequential.cpu),
-                        ("CPU ms per sequential vote, no identity", sequential.unsigned_cpu)):
+    for name, spent in (("CPU ms per raw publish-with-ack", raw_cpu),
+                        ("CPU ms per sequential vote, as deployed", sequential.cpu["deployed"]),
+                        ("CPU ms per sequential vote, signed", sequential.cpu["signed"]),
+                        ("CPU ms per sequential vote, unsigned", sequential.cpu["unsigned"])):
         print("{:<44} {}   all {:.2f}".format(name, "   ".join(f"{process} {ms:.2f}" for process, ms in spent.items()),
                                                 sum(spent.values())))
     (idle50, idle99), (flood50, flood99) = percentiles(idle_votes), percentiles(flooded_votes)
