@@ -27,6 +27,7 @@ LEDGER_ACTOR = "athenaeum-ledger"  # who records the ledger's checkpoints
 SERVICE_ACTORS = frozenset({TIMER_ACTOR, LEDGER_ACTOR})
 BY_SERVICE = Proof(by="service")
 BY_HEADER = Proof(by="header")
+UNISSUED = "the bearer token is not one the ledger issued, or it was revoked"
 _encoder = msgspec.json.Encoder()
 
 
@@ -136,7 +137,7 @@ def _by_token(token: str, actor: str, roster: Fleet | None) -> Proof:
     digest = token_sha256(token)
     holder = roster.tokens.get(digest) if roster is not None else None
     if holder is None:
-        raise Unauthenticated("the bearer token is not one the ledger issued, or it was revoked", "Authorization")
+        raise Unauthenticated(UNISSUED, "Authorization")
     if holder != actor:
         raise ActorMismatch(f"the token proves {holder!r}, who may act only as itself, not as {actor!r}", "actor")
     return Proof(by="token", token_sha256=digest)

@@ -20,6 +20,7 @@ from nats.micro.service import Service
 from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
 from athenaeum.services.commands.credentials import Credential, require_public_key
 from athenaeum.events.commands import Command
+from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.imports import IMPORT_ROUTES, IMPORT_SUBJECT, MAX_ITEMS, decode_items
 from athenaeum.services.commands.reading import read_command
@@ -33,6 +34,9 @@ SIGNATURE_HEADER = "Athenaeum-Signature"  # base64url Ed25519, over identity.sig
 SIGNED_AT_HEADER = "Athenaeum-Signed-At"  # RFC 3339, with its zone
 TOKEN_HEADER = "Athenaeum-Token"  # an HTTP bearer token the gateway passes on
 LEDGER_SUBJECT = "athenaeum.ledger"  # answers the ledger's id, which signatures name
+# Answers whether the roster holds a token's SHA-256: for the HTTP gateway, which refuses a token
+# never issued before it reads the request. Not exported to the agents' account.
+TOKEN_SUBJECT = "athenaeum.token"
 log = logging.getLogger(__name__)
 commands_log = logging.getLogger("athenaeum.commands")  # one line per command: who, what, on what, how, how long
 QUEUE_GROUP = "athenaeum"
@@ -50,6 +54,7 @@ async def start_command_service(nc: Client, handler: CommandHandler | None) -> S
     )
     if handler is not None:
         await service.add_endpoint(name="ledger", subject=LEDGER_SUBJECT, handler=_ledger(handler))
+        await service.add_endpoint(name="token", subject=TOKEN_SUBJECT, handler=_token_issued(handler))
     if handler is not None:
         await service.add_endpoint(name="import-together", subject=IMPORT_SUBJECT, handler=_imports(handler))
     for route in EXPOSED if handler is not None else ():
@@ -196,6 +201,15 @@ def _ledger(handler: CommandHandler):  # type: ignore[no-untyped-def]
         await request.respond(ledger)
 
     return answer
+
+
+def _token_issued(handler: CommandHandler):  # type: ignore[no-untyped-def]
+    async def answer(request: Request) -> None:
+        roster = await handler.load(FLEET_ID)  # afresh: a token issued or revoked just now counts
+        issued = roster is not None and request.data.decode(errors="replace") in roster.tokens
+        await request.respond(msgspec.json.encode({"issued": issued}))
+
+    return concurrently(answer)
 
 
 _in_flight: set[asyncio.Task[None]] = set()  # requests being answered, by every endpoint

@@ -101,11 +101,12 @@ async def openapi_json(request: Request) -> Response[bytes]:
 
 def strict_requests(gateway: Gateway) -> Callable[[Request], Awaitable[Response[bytes] | None]]:
     """Before any route's handler: a route that sends a command refuses a sender who offers
-    no proof first (401), before anything else is read of the request (see ``strict_request``)."""
+    no proof, or a token never issued, first (401), before anything else is read of the request
+    (see ``strict_request``)."""
 
     async def before(request: Request) -> Response[bytes] | None:
-        if request.route_handler.opt.get("sends_commands") and (unproven := gateway.unproven(request)) is not None:
-            return reply_response(unproven)
+        if request.route_handler.opt.get("sends_commands") and (refused := await gateway.refused(request)) is not None:
+            return reply_response(refused)
         return await strict_request(request)
 
     return before

@@ -18,7 +18,8 @@ from athenaeum.events.constraints import AGENT_SLUG, COMMAND_ID_LIMIT
 from athenaeum.events.commands import Command
 from athenaeum.projectors import a2a_tasks
 from athenaeum.services.client import AthenaeumClient, Unreachable
-from athenaeum.services.commands.service import LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER
+from athenaeum.services.commands.credentials import UNISSUED, token_sha256
+from athenaeum.services.commands.service import LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_SUBJECT
 from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, field_named, http_status
 
@@ -137,6 +138,25 @@ class Gateway:
             return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (a human issues one: "
                                   "athenaeum agent token NAME), or a command signed with the sender's key", "Authorization")
         return None
+
+    async def refused(self, request: Request) -> Reply | None:
+        """``unproven``'s refusal, or that of a bearer token the ledger never issued (or
+        revoked), asked of the command service before anything of the request is read."""
+        if (unproven := self.unproven(request)) is not None:
+            return unproven
+        token = _token(request)
+        if token is None or _signature(request) or await self._issued(token):
+            return None
+        return Reply.rejected("unauthenticated", UNISSUED, "Authorization")
+
+    async def _issued(self, token: str) -> bool:
+        """Whether the roster holds ``token``; when no command service answers, taken as held:
+        the command it came with is then answered as unavailable, which says why."""
+        try:
+            answer = await self.nc.request(TOKEN_SUBJECT, token_sha256(token).encode(), timeout=self.timeout)
+        except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+            return True
+        return bool(msgspec.json.decode(answer.data).get("issued", True))
 
     async def ledger(self) -> dict[str, Any]:
         try:

@@ -97,13 +97,15 @@ def test_an_event_rewritten_under_its_signed_command_fails_verify_export(served:
 
 
 def test_an_unproven_sender_is_refused_401_before_its_body_is_read(served: Served) -> None:
-    """No Authorization, or one the gateway cannot take, with a body that is no command: 401,
-    never the 400 that would describe the command's shape to someone who proved nothing."""
+    """No Authorization, one the gateway cannot take, or a well-formed token the ledger never
+    issued, with a body that is no command: 401, never the 400 that would describe the
+    command's shape to someone who proved nothing."""
     served.enrol("alice")
     http = json.loads((served.data_dir / "serve.json").read_text())["http"]
     token = served.run("agent", "token", "alice", actor="alice").stdout.strip().splitlines()[-1]
     before = served.run("export").stdout
-    unproven = [{}, {"Authorization": "Basic YWxpY2U6cHc="}, {"Authorization": "Bearer"}, {"Authorization": "x"}]
+    unproven = [{}, {"Authorization": "Basic YWxpY2U6cHc="}, {"Authorization": "Bearer"}, {"Authorization": "x"},
+                {"Authorization": f"Bearer {'0' * len(token)}"}]
     bodies = [b"{not json", b'{"topic": 7}', b"[]"]
     for headers in unproven:
         for body in bodies:

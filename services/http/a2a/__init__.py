@@ -60,7 +60,7 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         SubscribeToTask; A2A 0.3: tasks/send (message/send), tasks/get, tasks/cancel,
         tasks/sendSubscribe (message/stream) and tasks/resubscribe. The streams are server-sent events."""
         rpc_id, version = None, V1_0  # the error for a version not spoken is 1.0's, which defines it
-        unproven = gateway.unproven(request)
+        unproven = await gateway.refused(request)
         try:
             version = spoken_version(a2a_version or "")
             if unproven is not None and header(request, "Authorization"):  # a proof it cannot take: nothing is read
