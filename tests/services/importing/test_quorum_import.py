@@ -31,7 +31,7 @@ def tree(tmp_path: Path) -> Path:
     # carol NACKed, and the original's substring match counted her NACK as an ACK too.
     scratchpad(root, "B1B2C3D4", ["alice", "carol"], [{"agent": "carol", "reason": "not before the audit"}],
                threshold=3, status="expired", result={"status": "expired"})
-    # Accepted on one ACK of three, and no result written.
+    # Accepted on one ACK of three.
     scratchpad(root, "C1B2C3D4", ["alice"], [], threshold=3, status="accepted")
     # Open, one ACK of the two it needs: continues live.
     scratchpad(root, "D1B2C3D4", ["alice"], [], threshold="2/3")
@@ -47,7 +47,7 @@ def test_a_dry_run_names_each_broken_rule_by_file_and_line(served: Served, tree:
     at = {(f["code"], f["at"].removeprefix(str(tree) + "/fleet/quorum/")) for r in by_key.values()
           for f in r["findings"]}
     assert ("already_voted", "B1B2C3D4:7") in at  # carol's ACK line: counted as her NACK
-    assert ("invalid", "C1B2C3D4:9") in at  # the status line: accepted on 1 of 3, and no result
+    assert ("invalid", "C1B2C3D4:9") in at  # the status line: accepted on 1 of 3
     [open_one] = by_key["quorum:D1B2C3D4"]["findings"]
     assert open_one["code"] == "invalid" and "--electorate" in open_one["message"], open_one
     shown = served.run("quorum", "show", "A1B2C3D4", "--json")
@@ -136,3 +136,14 @@ def test_a_deadline_past_what_the_timer_can_meet_is_refused_naming_the_field_and
     assert not reply.ok and reply.error is not None and reply.error.field == "deadline", reply
     shown = served.run("quorum", "show", "E1B2C3D4", "--json")
     assert shown.returncode == 1 and "not_found" in shown.stdout
+
+
+def test_a_resolved_proposal_whose_result_is_elsewhere_or_a_text_is_no_finding(served: Served, tmp_path: Path) -> None:
+    # grove's skill: "Write result to KB when resolved" — the scratchpad may keep none, or a line.
+    root = tmp_path / "soil"
+    scratchpad(root, "E1B2C3D4", ["alice", "bob"], [], status="accepted")
+    scratchpad(root, "F1B2C3D4", ["alice", "bob"], [], status="accepted", result="accepted 2/2")
+    done = served.run("import", str(root), "--dry-run", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    records = json.loads(done.stdout)["records"]
+    assert [(r["becomes"], r["findings"]) for r in records] == [("ProposalImported", [])] * 2
