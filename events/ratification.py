@@ -8,6 +8,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from datetime import datetime
+from pathlib import PurePath
 from typing import Protocol
 
 import msgspec
@@ -119,6 +120,10 @@ class ArtifactFrozen(Event, tag="ArtifactFrozen"):
     supersedes: str | None = None
 
 
+# The folders the original tools keep their topics in: dancer's (also the ledger's own) and fleet-ratify's.
+RATIFICATION_FOLDERS = (".athenaeum", ".fleet-ratify")
+
+
 class RatificationImported(ArtifactFrozen, tag="RatificationImported", kw_only=True):
     """An original ratification folder, recorded as found: a freeze whose history came with it.
     ``initiator`` and the votes are what the files say; the event's actor is the importer."""
@@ -138,6 +143,11 @@ class RatificationImported(ArtifactFrozen, tag="RatificationImported", kw_only=T
             if vote.agent in self.roster and vote.artifact_sha256.lower() == self.artifact_sha256:
                 counted.setdefault(vote.agent, vote)
         return tuple(counted.values())
+
+    def found_in(self) -> str:
+        """The folder of topics it was found in: written back there, the tool that wrote it reads it."""
+        folder = PurePath(self.source).parent.name
+        return folder if folder in RATIFICATION_FOLDERS else RATIFICATION_FOLDERS[0]
 
 
 class VoteCast(Event, tag="VoteCast"):

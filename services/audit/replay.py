@@ -20,7 +20,7 @@ from athenaeum.events.page import (
     THREADS_FOLDER, WIKI, WIKI_LOG, DocumentRead, PageImported, PendingAged, ReadinessReassessed,
 )
 from athenaeum.events.quorum import ProposalAcked, ProposalImported, ProposalNacked
-from athenaeum.events.ratification import ArtifactFrozen, RatificationImported
+from athenaeum.events.ratification import RATIFICATION_FOLDERS, ArtifactFrozen, RatificationImported
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
 from athenaeum.projectors import (
     imported_ratification,
@@ -87,7 +87,8 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     family = family_of_id(aggregate_id)
     key = natural_key(aggregate_id)
     if family == "ratification" and isinstance(events[0], ArtifactFrozen):
-        return _ratification(out / ".athenaeum" / key, events), []
+        found_in = events[0].found_in() if isinstance(events[0], RatificationImported) else RATIFICATION_FOLDERS[0]
+        return _ratification(out / found_in / key, events), []
     if family == "thread" and isinstance(events[0], ThreadOpened | ThreadImported):  # (forged history opens nothing)
         imported = events[0] if isinstance(events[0], ThreadImported) else None
         history = imported.history() + events[1:] if imported else events

@@ -1,4 +1,5 @@
-"""Where the original layouts lie under the paths given: every ``.athenaeum/<topic>/`` folder,
+"""Where the original layouts lie under the paths given: every ``.athenaeum/<topic>/`` (dancer's)
+and ``.fleet-ratify/<topic>/`` folder (fleet-ratify's),
 every dialogue thread's folder, every Markdown file inside a ``wiki/`` folder (a canon page, if
 its front matter says so) and the wiki's log, every quorum scratchpad ``fleet/quorum/<id>``,
 and every other file, listed as unknown (never guessed at), links and FIFOs among them (never
@@ -11,10 +12,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from athenaeum.events.page import WIKI, WIKI_LOG
+from athenaeum.events.ratification import RATIFICATION_FOLDERS
 from athenaeum.services.importing import folder_files
 from athenaeum.services.importing.quorum_file import is_scratchpad
 
-RATIFICATIONS = ".athenaeum"
 THREAD = "thread.md"  # what marks a dialogue thread's folder
 WIKI_FOLDER = WIKI.rstrip("/")
 PAGE_SUFFIX = ".md"
@@ -32,7 +33,7 @@ class WikiFile(NamedTuple):
 
 
 class Found(NamedTuple):
-    ratifications: list[Path]  # the topic folders
+    ratifications: list[Path]  # the topic folders (one its reader finds no ratification in is unknown)
     threads: list[Path]  # the dialogue threads' folders
     pages: list[WikiFile]  # Markdown files inside a wiki: canon pages, or unknown
     logs: list[WikiFile]  # the wikis' logs
@@ -51,7 +52,7 @@ def discover(paths: Iterable[Path]) -> Found:
         if root.is_file():
             (quorums if is_scratchpad(root.absolute()) else unknown).append(root)
             continue
-        if root.absolute().parent.name == RATIFICATIONS:  # a topic folder itself, given alone
+        if root.absolute().parent.name in RATIFICATION_FOLDERS:  # a topic folder itself, given alone
             ratifications.append(root)
             continue
         waiting = [root]
@@ -65,7 +66,7 @@ def discover(paths: Iterable[Path]) -> Found:
                 continue
             unknown += [here / name for name in others]
             folders = [name for name in folders if name not in SKIPPED]
-            if here.name == RATIFICATIONS:
+            if here.name in RATIFICATION_FOLDERS:
                 ratifications += [here / name for name in folders]  # each read whole, by its reader
                 unknown += [here / name for name in files]
                 continue

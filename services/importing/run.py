@@ -24,7 +24,7 @@ from athenaeum.events.thread import EntryKind
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.commands.replies import Reply
 from athenaeum.services.importing import (
-    page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
+    folder_files, page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
 )
 from athenaeum.services.importing.discovery import Found, WikiFile, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
@@ -116,6 +116,9 @@ def _packed(job: Callable[[], Read]) -> tuple[Record | None, bytes, list[Path]]:
 
 def _ratification(folder: Path) -> Read:
     reading = ratification_folder.read(folder, str(folder))
+    if reading is None:  # no ratification's: what it holds is unknown
+        files, others = folder_files.listing(folder)
+        return None, [folder / name for name in files + others]
     command = reading.command
     return (_sendable(Record("ratification", reading.key, folder, "RatificationImported" if command else None,
                              command.status.value if command else None, list(reading.findings), command), ""),

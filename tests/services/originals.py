@@ -92,11 +92,12 @@ def awaiting_dancer(root: Path, agent: str) -> set[str]:
             and not (manifest.parent / f"{agent}.vote.yaml").exists()}
 
 
-def awaiting_fleet_ratify(root: Path, agent: str) -> set[str]:
-    """The same from fleet-ratify: the word after the first ``status:`` is ``open``, and the
-    roster is the lines after ``roster:`` up to the next key, stripped of dashes and spaces."""
+def awaiting_fleet_ratify(root: Path, agent: str, folder: str = ".athenaeum") -> set[str]:
+    """The same from fleet-ratify, its topics in ``root / folder``: the word after the first
+    ``status:`` is ``open``, and the roster is the lines after ``roster:`` up to the next key,
+    stripped of dashes and spaces."""
     awaiting = set()
-    for topic in (root / ".athenaeum").iterdir():
+    for topic in (root / folder).iterdir():
         text = (topic / "manifest.yaml").read_text()
         status = re.match(r"\s*(\w*)", text.partition("status:")[2]).group(1)
         lines = text.partition("roster:")[2].splitlines()

@@ -87,3 +87,28 @@ def scratchpad(root: Path, proposal_id: str, acks: list[Any], nacks: list[Any], 
                 "acks": acks, "nacks": nacks, "status": status, "opened_at": "2026-05-01T09:00:00Z"} | more
     file.write_text(json.dumps(document, indent=2) + "\n")
     return file
+
+
+def fleet_ratify(root: Path, topic: str, roster: list[str], votes: dict[str, str | None], status: str = "open",
+                 log: tuple[str, ...] = ()) -> Path:
+    """A topic as fleet-ratify's ``init`` and ``vote`` write it, under ``.fleet-ratify/``, by
+    formatting strings: each of ``votes`` a SIGN (None) or a DISSENT with that reason, written
+    in as given, unquoted; ``log`` the lines after the opening and the votes."""
+    folder = root / ".fleet-ratify" / topic
+    folder.mkdir(parents=True)
+    (folder / "artifact.md").write_text(ARTIFACT)
+    (folder / "manifest.yaml").write_text(
+        f"topic: {topic}\ninitiator: {roster[0]}\nartifact_sha256: {SHA}\nartifact_origin: /vault/docs/{topic}.md\n"
+        f"roster:\n{''.join(f'  - {agent}' + chr(10) for agent in roster)}expires_at: 2099-01-01T00:00:00Z\n"
+        f"mode: standard\nstatus: {status}\n")
+    lines = [f"[2026-05-15T09:00:00Z] {roster[0]} | OPENED: artifact={topic}.md sha256={SHA[:8]}"]
+    for agent, reason in votes.items():
+        decision = "SIGN" if reason is None else "DISSENT"
+        vote = f"agent: {agent}\nartifact_sha256: {SHA}\ndecision: {decision}\ntimestamp: 2026-05-15T10:00:00Z\n"
+        if reason is not None:
+            vote += ('dissent:\n  - atom:\n      section: "general"\n      anchor: "entire document"\n'
+                     f"    objection: {reason}\n    proposed_resolution: carve-caveat\n")
+        (folder / f"{agent}.vote.yaml").write_text(vote)
+        lines.append(f"[2026-05-15T10:00:00Z] {agent} | VOTE: {decision}")
+    (folder / "log.md").write_text("".join(line + "\n" for line in [*lines, *log]))
+    return folder
