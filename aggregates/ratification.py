@@ -284,7 +284,7 @@ def _tally(state: Ratification, votes: Sequence[Vote], stamp: Stamp) -> list[Eve
     dissents = tuple(sorted(v.agent for v in votes if v.decision is Decision.DISSENT))
     abstentions = tuple(sorted(agent for agent in state.roster if agent not in voted))
     merge_writer = min(voted) if voted else None
-    if not dissents and not abstentions:
+    if len(signs) == len(state.roster):  # (an imported sealed vote is cast, yet no SIGN)
         outcome = TallyOutcome.RATIFIED
     elif state.mode is Mode.FAST:
         outcome = TallyOutcome.REJECTED

@@ -40,7 +40,7 @@ class Status(enum.Enum):
 
 class Vote(msgspec.Struct, frozen=True):
     agent: str
-    decision: Decision
+    decision: Decision | None  # None: an imported sealed vote, cast but not known how
     cast_at: datetime
     dissent: tuple[DissentItem, ...]
 

@@ -100,10 +100,12 @@ class ImportedStatus(enum.Enum):
 
 class ImportedVote(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """A vote file as found: the agent and the sha it names, however they disagree with the
-    file's name or the artifact; the rules, not the import, decide whether it counts."""
+    file's name or the artifact; the rules, not the import, decide whether it counts. No
+    decision: the file is sealed (a replay of a vote cast before the tally, which is blind): it
+    was cast, how is not known, so it is never a SIGN."""
 
     agent: Text
-    decision: Decision
+    decision: Decision | None
     artifact_sha256: Text
     cast_at: datetime
     dissent: tuple[DissentItem, ...] = ()

@@ -65,6 +65,8 @@ def _vote(found: Located, name: str, named: str, fields: dict[str, Any], sha: st
         return None
     if cast_at >= fields["expires_at"]:
         findings.add(VotingClosed.code, name, line("timestamp"), f"cast at {cast_at.isoformat()}, after expires_at")
+    if decision is None and value.get("sealed") is True:  # Athenaeum's replay of a vote before the tally
+        return ImportedVote(agent=agent, decision=None, artifact_sha256=str(attested), cast_at=cast_at)
     if not one_of(decision, Decision):
         findings.add(Invalid.code, name, line("decision"), f"decision {decision!r} is not SIGN or DISSENT; "
                                                            "the vote is not counted")

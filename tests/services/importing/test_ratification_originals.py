@@ -148,3 +148,20 @@ def test_dancers_failure_events_are_log_lines(served: Served, tmp_path: Path) ->
     code, report = dry_run(served, tree)
     assert code == 0 and not findings(report, tree), report
 
+
+def test_a_sealed_vote_from_athenaeums_replay_is_a_vote_cast_and_never_a_sign(served: Served, tmp_path: Path) -> None:
+    tree = tmp_path / "replayed"
+    folder = ratification(tree, "adr-7", ["alice", "bob"], {})
+    (folder / "alice.vote.yaml").write_text(  # as replay writes a vote cast before the tally
+        "# Sealed: votes are blind until the tally, which reveals how this one was cast.\n"
+        f"agent: alice\nartifact_sha256: {SHA}\ntimestamp: 2026-05-15T10:00:00Z\nsealed: true\n")
+    code, report = dry_run(served, tree)
+    assert code == 0 and not findings(report, tree), report
+    imported(served, tree)
+    assert json.loads(served.run("ratify", "show", "adr-7", "--json").stdout)["voted"] == ["alice"]
+    again = served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", actor="alice")
+    assert again.returncode == 1 and "already_voted" in again.stderr
+    assert served.run("ratify", "vote", "adr-7", "--sha256", SHA, "--sign", actor="bob").returncode == 0
+    show = until(lambda: json.loads(served.run("ratify", "show", "adr-7", "--json").stdout),
+                 lambda s: s["status"] != "open")
+    assert show["status"] == "pending-human" and show["tally"]["signs"] == ["bob"]  # alice's is no silent yes
