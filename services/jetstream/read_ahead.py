@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import msgspec
 from eventsourcing.persistence import OperationalError
@@ -61,7 +61,7 @@ class ReadAhead(Iterator[Entry]):
         self._entries.close()
         self._stop()
 
-    def _read(self) -> Iterator[Entry]:
+    def _read(self) -> Generator[Entry, None, None]:
         process = self._process
         assert process.stdout is not None
         try:
