@@ -8,6 +8,7 @@ of its own ``kind``, through ``Pending``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from athenaeum.projectors.views import Change, Lookup, Projector
@@ -52,8 +53,7 @@ class Pending:
         ]
 
 
-def _order(item: Item) -> tuple[str, str, str]:
-    return item["kind"], item["id"], item["action"]
+_order = itemgetter("kind", "id", "action")
 
 
 def pending_projector(kind: str, apply: Callable[[Any, Pending], None]) -> Projector:
@@ -64,9 +64,15 @@ def pending_projector(kind: str, apply: Callable[[Any, Pending], None]) -> Proje
     # as it is: the audit projects every event, and a second dispatch costs as much again.)
     dispatch = getattr(apply, "dispatch", None)
     fallback = dispatch(object) if dispatch is not None else None
+    # Each event type's case, found once: singledispatch's own cache is a weak mapping, checked
+    # for new ABC registrations at every call. (Every case registers as its module is imported.)
+    cases: dict[type, Callable[[Any, Pending], None]] = {}
 
     def project(event: Any, lookup: Lookup) -> list[Change]:
-        case = dispatch(type(event)) if dispatch is not None else apply
+        kind_of_event = type(event)
+        case = cases.get(kind_of_event) if dispatch is not None else apply
+        if case is None:
+            case = cases[kind_of_event] = dispatch(kind_of_event)
         if case is fallback:
             return []
         pending = Pending(lookup, kind)

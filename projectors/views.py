@@ -22,12 +22,16 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) 
     """A projector keeping one document per aggregate, keyed by its id. ``apply`` gets the
     current document (empty when there is none) and returns the new one, or None to leave it."""
 
-    handled = getattr(apply, "registry", None)  # a singledispatch function: skip other families' events
+    # A singledispatch function: other families' events are skipped, and an event of a type it
+    # registers is given to that case straight (the audit projects every event: a second
+    # dispatch through the function would cost as much again).
+    handled = getattr(apply, "registry", None)
 
     def project(event: Any, lookup: Lookup) -> list[Change]:
-        if handled is not None and type(event) not in handled:
+        case = handled.get(type(event)) if handled is not None else apply
+        if case is None:
             return []
-        document = apply(event, lookup(view, event.key) or {})
+        document = case(event, lookup(view, event.key) or {})
         return [] if document is None else [Change(view, event.key, document)]
 
     return project

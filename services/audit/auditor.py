@@ -15,6 +15,7 @@ fails on the way, on history forged to hold anything, is a finding at its entry,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import closing
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -57,9 +58,13 @@ def reading_of(app: AthenaeumApplication) -> Reading:
     def entries() -> Iterator[Entry]:
         recorder = app.recorder
         first = recorder.select_messages(1, READ_BATCH)  # type: ignore[attr-defined]
-        yield from map(Entry.of, first)
-        if len(first) == READ_BATCH:
-            yield from recorder.read_ahead(first[-1].seq + 1)  # type: ignore[attr-defined]
+        if len(first) < READ_BATCH:
+            yield from map(Entry.of, first)
+            return
+        # Started before the first batch is audited: the process starts while the audit works.
+        with closing(recorder.read_ahead(first[-1].seq + 1)) as ahead:  # type: ignore[attr-defined]
+            yield from map(Entry.of, first)
+            yield from ahead
 
     return Reading(entries, app.mapper, app.recorder.log.ledger_id)  # type: ignore[attr-defined]
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from athenaeum.aggregates.context import Member
+from athenaeum.events import Event
 from athenaeum.events.commands import CommandRecord
 from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.commands import Appended
@@ -44,7 +45,7 @@ class Decisions:
                 problem = Problem("incomplete_command", f"the command's record names {record.events} events, "
                                                         f"{len(events)} follow it that decode")
             else:
-                problem = self._out_of_place(record, appended.first) or redecide(
+                problem = self._out_of_place(record, appended.first, events[0]) or redecide(
                     record, appended.token, events,  # type: ignore[arg-type]
                     [entry.payload for entry, _ in appended.events], self.known)
             problem = problem or proof_problem(record, self.states.get(FLEET_ID), self.ledger_id,
@@ -54,11 +55,11 @@ class Decisions:
                 self.humans_unchecked += 1
         return problem
 
-    def _out_of_place(self, record: CommandRecord, first: Entry) -> Problem | None:
+    def _out_of_place(self, record: CommandRecord, first: Entry, event: Event) -> Problem | None:
         """What the record says of its context that the ledger itself contradicts: a time before
-        its aggregate's last event, or the fleet read at a position the command had not reached."""
-        originator = first.originator()
-        before = self.last_times.get(originator[0]) if originator else None
+        its aggregate's last event, or the fleet read at a position the command had not reached.
+        ``event``: the first's, decoded (so stored where it names)."""
+        before = self.last_times.get(event.originator_id)
         if before is not None and record.at < before:
             return Problem("time_travel", f"{record.route} is stamped {record.at.isoformat()}, before its "
                                           f"aggregate's last event ({before.isoformat()})")

@@ -27,12 +27,16 @@ class Digest:
     def update(self, entry: Entry) -> str:
         # Every part goes in with its length first: no choice of subject, header or payload
         # bytes reads as another split of the same bytes.
-        parts = [bytes.fromhex(self.sha256), b"%d" % entry.position]
-        for part in (entry.subject, *(text for name in sorted(entry.headers) for text in (name, entry.headers[name]))):
-            encoded = part.encode()
-            parts += (b"|%d:" % len(encoded), encoded)
-        parts += (b"|%d:" % len(entry.payload), entry.payload)
-        self.sha256 = hashlib.sha256(b"".join(parts)).hexdigest()  # one call: the audit chains every entry
+        subject = entry.subject.encode()
+        chained = hashlib.sha256(bytes.fromhex(self.sha256))
+        chained.update(b"%d|%d:%s" % (entry.position, len(subject), subject))
+        for name in sorted(entry.headers):
+            encoded_name, value = name.encode(), entry.headers[name].encode()
+            chained.update(b"|%d:%s|%d:" % (len(encoded_name), encoded_name, len(value)))
+            chained.update(value)  # apart: a command's record is most of an entry, and is not copied again
+        chained.update(b"|%d:" % len(entry.payload))
+        chained.update(entry.payload)
+        self.sha256 = chained.hexdigest()
         self.count += 1
         self.position = entry.position
         return self.sha256

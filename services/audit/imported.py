@@ -13,9 +13,12 @@ from athenaeum.events.thread import ThreadImported
 from athenaeum.services.audit.findings import Finding, found_at
 from athenaeum.services.jetstream.entries import Entry
 
+# A tuple, not a union: the audit asks this of every event, and a union is built anew each time.
+_IMPORTED = (RatificationImported, ThreadImported, PageImported, TaskImported, ProposalImported)
+
 
 def imported_findings(entry: Entry, event: Event) -> list[Finding]:
-    if not isinstance(event, RatificationImported | ThreadImported | PageImported | TaskImported | ProposalImported):
+    if not isinstance(event, _IMPORTED):
         return []
     return [
         found_at(entry, "WARN", f"imported_{finding.code}",

@@ -108,7 +108,7 @@ class Signatures:
     on (see ``identity.verifier``); an audit of fewer than a batch checks them itself, with no
     process to start. Each failure is reported at its entry. Used as a context for one run."""
 
-    BATCH = 2000
+    BATCH = 250  # small, so the last batch, which the audit waits for at its end, is short
 
     def __init__(self) -> None:
         self._verifier: Verifier | None = None

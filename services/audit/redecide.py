@@ -21,6 +21,7 @@ from athenaeum.services.commands.store import CommandKey
 from athenaeum.services.jetstream.subjects import command_token
 
 _encoder = msgspec.json.Encoder()
+_decoders = {name: msgspec.json.Decoder(route.command) for name, route in BY_NAME.items()}  # by the record's route
 
 
 class Knowledge(NamedTuple):
@@ -54,7 +55,7 @@ def redecide(record: CommandRecord, token: str, events: Sequence[Event], payload
     if route is None:
         return Problem("unknown_command", f"no command is called {record.route!r}")
     try:
-        command = msgspec.json.decode(record.command, type=route.command)
+        command = _decoders[record.route].decode(record.command)
     except msgspec.DecodeError as error:
         return Problem("undecodable_command", f"the stored {record.route} does not decode: {error}")
     aggregate_id = route.family.aggregate_of(command)

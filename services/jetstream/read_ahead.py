@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 import msgspec
 from eventsourcing.persistence import OperationalError
@@ -35,25 +35,49 @@ class Order(msgspec.Struct, frozen=True):
 _decode = msgspec.msgpack.Decoder(list[Entry] | str).decode
 
 
-def entries_from(settings: Settings, stream: str, subject: str, start: int) -> Iterator[Entry]:
+def entries_from(settings: Settings, stream: str, subject: str, start: int) -> ReadAhead:
     """The entries on ``subject`` from position ``start`` on, read ahead by a process of its
-    own; it is stopped when the caller stops early."""
+    own, started at once."""
     order = Order(list(settings.urls), settings.timeout, f"{settings.name}:read-ahead",
                   str(settings.key) if settings.key else None, stream, subject, start)
-    process = subprocess.Popen([sys.executable, "-m", WORKER, msgspec.json.encode(order).decode()],
-                               stdout=subprocess.PIPE)
-    assert process.stdout is not None
-    try:
+    return ReadAhead(stream, subprocess.Popen([sys.executable, "-m", WORKER, msgspec.json.encode(order).decode()],
+                                              stdout=subprocess.PIPE))
+
+
+class ReadAhead(Iterator[Entry]):
+    """The entries a worker process reads, in order. Its process runs from the start, so it is
+    ready by the time its caller has worked through what it read itself; ``close()`` stops it,
+    whether or not it was read to the end (as does reading past its last entry)."""
+
+    def __init__(self, stream: str, process: subprocess.Popen[bytes]) -> None:
+        self._stream = stream
+        self._process = process
+        self._entries = self._read()
+
+    def __next__(self) -> Entry:
+        return next(self._entries)
+
+    def close(self) -> None:
+        self._entries.close()
+        self._stop()
+
+    def _read(self) -> Generator[Entry, None, None]:
+        process = self._process
+        assert process.stdout is not None
         try:
-            while (frame := read_frame(process.stdout)) is not None:
-                read = _decode(frame)
-                if isinstance(read, str):
-                    raise OperationalError(read)
-                yield from read
-        except EOFError:
-            pass  # the worker died inside a frame: its status says so
-        if process.wait() != 0:
-            raise OperationalError(f"reading {stream} ahead ended early (status {process.returncode})")
-    finally:
-        process.kill()
-        process.wait()
+            try:
+                while (frame := read_frame(process.stdout)) is not None:
+                    read = _decode(frame)
+                    if isinstance(read, str):
+                        raise OperationalError(read)
+                    yield from read
+            except EOFError:
+                pass  # the worker died inside a frame: its status says so
+            if process.wait() != 0:
+                raise OperationalError(f"reading {self._stream} ahead ended early (status {process.returncode})")
+        finally:
+            self._stop()
+
+    def _stop(self) -> None:
+        self._process.kill()
+        self._process.wait()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 from uuid import UUID
 
@@ -18,11 +18,10 @@ from eventsourcing.persistence import (
 )
 
 from athenaeum.services.jetstream.connection import Connection
-from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.messages import Stored
 from athenaeum.services.jetstream.notifications import max_notification_id, scan
-from athenaeum.services.jetstream.read_ahead import entries_from
+from athenaeum.services.jetstream.read_ahead import ReadAhead, entries_from
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 
 
@@ -80,9 +79,9 @@ class JetStreamApplicationRecorder(JetStreamAggregateRecorder, ApplicationRecord
         them, fewer only at the stream's end (one read stops at a size, so it may take several)."""
         return self.connection.run(self._messages(start, limit))
 
-    def read_ahead(self, start: int) -> Iterator[Entry]:
+    def read_ahead(self, start: int) -> ReadAhead:
         """Every entry of the stream from position ``start`` on, as ``select_messages`` reads
-        them, read by a process of its own while the caller works (see ``read_ahead``)."""
+        them, read by a process of its own, started now, while the caller works (see ``read_ahead``)."""
         return entries_from(self.connection.settings, self.log.stream, self.log.subjects.all, start)
 
     def last_position(self) -> int:
