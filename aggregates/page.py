@@ -180,8 +180,10 @@ def change_lifecycle(state: Page, command: ChangeLifecycle, context: Context) ->
     to = command.to
     if context.actor != state.author:
         raise ActorMismatch(f"only the author {state.author!r} moves {state.key!r} through its lifecycle", "actor")
-    if to not in AUTHOR_LIFECYCLES:
+    if to in (Lifecycle.CANONICAL, Lifecycle.SOFT_CANONICAL):
         raise Invalid(f"{to.value} comes from a human's approval, not from the author", "to")
+    if to not in AUTHOR_LIFECYCLES:  # draft, deprecated: found in original pages, moved on from
+        raise Invalid(f"{to.value} is no lifecycle an author moves a page to here", "to")
     if state.lifecycle in (Lifecycle.CANONICAL, Lifecycle.SOFT_CANONICAL):
         raise Invalid(f"{state.key!r} is {state.lifecycle.value}: a significant revision or a dispute moves it", "to")
     if to is state.lifecycle:

@@ -28,6 +28,7 @@ class Standing(msgspec.Struct, omit_defaults=True):
     disputed: str | None = None
     thread: str | None = None
     decision: str | None = None
+    note: str | None = None
 
 
 class Consensus(msgspec.Struct):
@@ -80,7 +81,8 @@ def _standing(page: Page, member: Member, now: datetime) -> Standing:
         return Standing(member.name, "dormant", page.rev, member.last_active + DORMANT_AFTER, active)
     if endorsement is None:
         return Standing(member.name, "pending", page.rev, max(page.revised_at, member.registered_at), active)
-    details = {"disputed": endorsement.disputed, "thread": endorsement.thread, "decision": endorsement.decision}
+    details = {"disputed": endorsement.disputed, "thread": endorsement.thread, "decision": endorsement.decision,
+               "note": endorsement.note}
     returned = member.returned_at is not None and endorsement.since < member.returned_at
     if endorsement.status != "disputed" and (endorsement.rev != page.rev or endorsement.status == "stale" or returned):
         since = endorsement.since if endorsement.status == "stale" else max(page.revised_at, member.returned_at or page.revised_at)

@@ -36,6 +36,7 @@ class Endorsement(msgspec.Struct, frozen=True, omit_defaults=True):
     disputed: str | None = None  # what a dispute contests
     thread: str | None = None  # where a dispute is discussed, or the decision's thread
     decision: str | None = None  # a human's final word on a dispute
+    note: str | None = None  # an imported entry's words in parentheses, written back with it
 
 
 class Page(AggregateState, tag="Page"):
@@ -114,7 +115,7 @@ def _imported(event: PageImported) -> Page:
     """The page as its file stood: the standings its consensus block recorded; the rev begins
     at the import (the file says not when), so pending agents age from it."""
     endorsements = {s.agent: Endorsement(s.status, s.rev, s.since, disputed=s.disputed, thread=s.thread,
-                                         decision=s.decision) for s in event.standings}
+                                         decision=s.decision, note=s.note) for s in event.standings}
     return Page(id=event.originator_id, version=event.originator_version, author=event.author, scope=event.scope,
                 content=event.content, content_sha256=event.content_sha256, rev=event.rev,
                 revised_at=event.timestamp, lifecycle=event.lifecycle, endorsements=endorsements,

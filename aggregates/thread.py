@@ -116,7 +116,11 @@ def decide(state: Thread | None, command: ThreadCommand, context: Context) -> li
 
 
 def _existing(state: Thread | None, slug: str) -> Thread:
-    return existing(state, f"thread {slug!r}", "slug")
+    thread = existing(state, f"thread {slug!r}", "slug")
+    if thread.archival:
+        raise ThreadClosed(f"thread {slug!r} is archival: its entries are historical text, which no entry can "
+                           "evaluate or follow; continue it in a new thread")
+    return thread
 
 
 def crystallized_pages(command: ThreadCommand, state: Thread | None) -> Sequence[str]:

@@ -16,6 +16,11 @@ def import_thread(state: Thread | None, command: ImportThread, context: Context)
     for entry in command.entries:
         if entry.kind is EntryKind.CLOSURE and (entry.current_at_close is None or entry.proposed_crystallization is None):
             raise Invalid(f"entries: closure {entry.n} has no current_at_close or proposed_crystallization", "entries")
+    if command.archival and command.entries:
+        raise Invalid("entries: an archival thread's entry files are historical text, read as no entries", "entries")
+    if command.settled is not None and not command.archival and not (
+            command.entries and command.entries[-1].kind is EntryKind.CLOSURE):
+        raise Invalid(f"settled: {command.settled.status.value}, yet the last entry is no closure", "settled")
     found = recorded(command.files, False if state is None else state.imported_sha256, f"thread {command.slug!r}",
                      "slug")
     if found is None:
@@ -36,5 +41,7 @@ def import_thread(state: Thread | None, command: ImportThread, context: Context)
             content_sha256=digest,
             files=files,
             findings=tuple(command.findings),
+            settled=command.settled,
+            archival=command.archival,
         )
     ]

@@ -51,6 +51,7 @@ class Thread(AggregateState, tag="Thread"):
     questions: int = 0
     closure: Closure | None = None  # the latest closure
     imported_sha256: str | None = None  # an imported record's content: importing it again adds nothing
+    archival: bool = False  # imported as historical text: its entries are none the rules can continue
 
 
 def evolve(state: Thread | None, event: Event) -> Thread | None:
@@ -60,7 +61,11 @@ def evolve(state: Thread | None, event: Event) -> Thread | None:
             imported = None
             for step in event.history():
                 imported = evolve(imported, step)
-            return replace(imported, imported_sha256=event.content_sha256) if imported else None
+            if imported is None:
+                return None
+            if event.archival and event.settled is not None:  # no closure read: its status, as found
+                imported = replace(imported, status=Status(event.settled.status.value))
+            return replace(imported, imported_sha256=event.content_sha256, archival=event.archival)
         case ThreadOpened():
             return Thread(
                 id=event.originator_id,

@@ -54,11 +54,13 @@ class Endorsing(enum.Enum):
 
 
 class Lifecycle(enum.Enum):
+    DRAFT = "draft"  # the original's own, found in its pages; an author moves a page on from it
     PROPOSAL = "proposal"
     WORKING = "working"
     ACCEPTED = "accepted"
     SOFT_CANONICAL = "soft-canonical"
     CANONICAL = "canonical"
+    DEPRECATED = "deprecated"  # the original's own, found in its pages
 
 
 class CanonLevel(enum.Enum):
@@ -86,6 +88,7 @@ class ImportedStanding(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     disputed: Text | None = None  # what a dispute contests
     thread: Text | None = None  # where a dispute is discussed, or the decision's thread
     decision: Text | None = None  # a human's final word on a dispute (``accepted (user decision: ...)``)
+    note: Text | None = None  # any other words in parentheses (``contributed (added section 4)``)
 
 
 class PageImported(PageInitialized, tag="PageImported", kw_only=True):

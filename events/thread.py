@@ -134,9 +134,27 @@ class ImportedEntry(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reason: Text | None = None
 
 
+class Settled(enum.Enum):
+    """What a human made of a thread's closure, as the original's ``meta.yaml`` says."""
+
+    CRYSTALLIZED = "crystallized"
+    CLOSED_WITHOUT_CRYSTALLIZATION = "closed-without-crystallization"
+
+
+class Settlement(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An imported thread's settled state, from its ``meta.yaml``: its ``status`` and, once
+    crystallized, its ``crystallization`` block's signer and pages."""
+
+    status: Settled
+    signed_by: Text | None = None
+    canon_pages: tuple[Text, ...] = ()
+
+
 class ThreadImported(Event, tag="ThreadImported"):
     """An original thread folder, recorded as found: its opening and its entries as the files
-    say (the authors' words, not their signatures: the event's actor is the importer)."""
+    say (the authors' words, not their signatures: the event's actor is the importer). An
+    archival one (``migration_mode: archival``, the original's Legacy Migration) keeps its
+    entry files as historical text, read as no entries: it is history, continued by nobody."""
 
     opened_by: str
     opened_at: datetime
@@ -150,6 +168,8 @@ class ThreadImported(Event, tag="ThreadImported"):
     content_sha256: str
     files: tuple[ImportedFile, ...]
     findings: tuple[ImportFinding, ...]
+    settled: Settlement | None = None  # its last closure's fate, when meta.yaml says a human decided it
+    archival: bool = False
 
     def history(self) -> list[Event]:
         """The thread as Athenaeum would have recorded it: its opening, each entry and each
@@ -171,7 +191,21 @@ class ThreadImported(Event, tag="ThreadImported"):
             elif entry.kind is EntryKind.REOPEN and closure_n is not None:
                 events.append(ThreadReopened(**envelope, timestamp=entry.ts, actor=entry.author, closure_n=closure_n,
                                              reopen_n=entry.n, by=entry.author, reason=entry.reason or ""))
+        if self.settled is not None and self.entries and self.entries[-1].kind is EntryKind.CLOSURE:
+            events.append(self._settling(self.entries[-1], envelope))
         return events
+
+    def _settling(self, closure: ImportedEntry, envelope: dict) -> Event:
+        """The human's decision on the last closure, as meta.yaml tells it: by its signer, or
+        (a refusal names nobody) the importer, at the closure's time (the file keeps no other)."""
+        assert self.settled is not None and closure.current_at_close is not None
+        at = {**envelope, "timestamp": closure.ts, "closure_n": closure.n}
+        if self.settled.status is Settled.CRYSTALLIZED:
+            return ThreadCrystallized(**at, actor=self.settled.signed_by or self.actor,
+                                      canon_pages=self.settled.canon_pages)
+        deficits = closure.current_at_close.deficit_to(self.target)
+        return ClosureRefused(**at, actor=self.actor, by=self.actor, reason=f"meta.yaml: {self.settled.status.value}",
+                              deficits=deficits if any(deficits.values().values()) else None)
 
 
 ThreadEvent = (

@@ -14,7 +14,7 @@ from athenaeum.events.constraints import (
 )
 from athenaeum.events.page import page_path
 from athenaeum.events.imported import ImportFindings, SourceFiles
-from athenaeum.events.thread import Axis, ImportedEntry, OpenQuestion, Vector
+from athenaeum.events.thread import Axis, ImportedEntry, OpenQuestion, Settlement, Vector
 
 ENTRIES_LIMIT = 10_000  # entries of one imported thread
 TARGET_LIMIT = 1000.0  # a sum of evaluations in [0, 1]: far beyond any real discussion
@@ -113,6 +113,8 @@ class ImportThread(Command, frozen=True):
     entries: Annotated[list[ImportedEntry], listing(ENTRIES_LIMIT, "entries")] = []
     files: SourceFiles = []
     findings: ImportFindings = []
+    settled: Settlement | None = None  # meta.yaml's status, when a human decided the last closure
+    archival: bool = False  # ``migration_mode: archival``: its entry files are historical text
 
 
 ThreadCommand = (

@@ -7,7 +7,7 @@ from functools import singledispatch
 
 from athenaeum.events import Event
 from athenaeum.events.thread import (
-    ClosureRecognized, ClosureRefused, EntryAppended, EntryKind, ThreadImported, ThreadReopened,
+    ClosureRecognized, ClosureRefused, EntryAppended, EntryKind, ThreadCrystallized, ThreadImported, ThreadReopened,
 )
 from athenaeum.projectors import thread_status
 from athenaeum.projectors.pending_work import HUMANS, Pending, pending_projector
@@ -42,6 +42,7 @@ def _(event: ThreadImported, pending: Pending) -> None:
 
 @_apply.register(ClosureRecognized)
 @_apply.register(ClosureRefused)
+@_apply.register(ThreadCrystallized)  # (an imported thread's comes with no recognition before it)
 @_apply.register(ThreadReopened)
 def _(event: Event, pending: Pending) -> None:
     pending.remove(HUMANS, event.key)

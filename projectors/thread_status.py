@@ -88,6 +88,9 @@ def _(event: ThreadOpened, current: Document) -> Document:
 def _(event: ThreadImported, current: Document) -> Document:
     """As found: its history folded as the thread's own events would have been."""
     document, imported = folded(event, current, _apply)
+    if event.archival:  # no entries read: the status its meta.yaml gives, if settled
+        status = event.settled.status.value if event.settled else document["status"]
+        return document | {"imported": imported | {"archival": True}, "status": status}
     return document | {"imported": imported}
 
 
@@ -170,5 +173,7 @@ def _(event: ClosureRecognized, current: Document) -> Document:
 
 @_apply.register
 def _(event: ThreadCrystallized, current: Document) -> Document:
-    return current | {"status": "crystallized", "crystallization": {
+    # An imported thread's crystallization comes without the recognition before it.
+    closures = _decided(current, event.closure_n, decision="recognized")
+    return current | {"status": "crystallized", "closures": closures, "crystallization": {
         "signed_by": event.actor, "closure_n": event.closure_n, "canon_pages": list(event.canon_pages)}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 import re
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +19,7 @@ from athenaeum.events import Event, family_of_id, natural_key
 from athenaeum.events.page import (
     THREADS_FOLDER, WIKI, WIKI_LOG, DocumentRead, PageImported, PendingAged, ReadinessReassessed,
 )
+from athenaeum.events.imported import ImportedFile
 from athenaeum.events.quorum import ProposalAcked, ProposalImported, ProposalNacked
 from athenaeum.events.ratification import RATIFICATION_FOLDERS, ArtifactFrozen, RatificationImported
 from athenaeum.events.thread import EntryAppended, ThreadImported, ThreadOpened
@@ -44,6 +45,7 @@ EPISODIC = "tier: episodic\n"
 STATUS_LINE = re.compile(rb"(?m)^status:.*$")  # a hand-written YAML's status, rewritten in place
 UNNAMEABLE = (errno.ENAMETOOLONG, errno.EILSEQ, errno.EINVAL)  # a name the filesystem refuses
 # What leaves a page's file as it was: reads, and the timer's findings about time.
+ENTRIES = "entries"  # a thread folder's entry files, NNN-<author>.md
 UNWRITTEN = (DocumentRead, PendingAged, ReadinessReassessed)
 
 
@@ -92,12 +94,13 @@ def _records(audit: Audit, out: Path, aggregate_id: str, events: list[Event],
     if family == "thread" and isinstance(events[0], ThreadOpened | ThreadImported):  # (forged history opens nothing)
         imported = events[0] if isinstance(events[0], ThreadImported) else None
         history = imported.history() + events[1:] if imported else events
-        names = _entry_names(history)
+        names = _entry_names(history, imported.files if imported else ())
         lines = [(e.timestamp, f"- {utc_text(e.timestamp)} {DIALOGUE}/{key}: entry {names[e.n]} "
                                f"({e.kind.value}) by {e.author}") for e in history if isinstance(e, EntryAppended)]
         folder, view = out / WIKI_ROOT / THREADS_FOLDER / key, audit.views.get((thread_status.VIEW, key), {})
         rendered = _thread(folder, history, names, view)
-        return (rendered if imported is None else _imported_thread(folder, imported, events[1:], rendered, view)), lines
+        return (rendered if imported is None else _imported_thread(folder, imported, events[1:], rendered, names, view)
+                ), lines
     if family == "page" and isinstance(state := audit.states.get(aggregate_id), Page) and now is not None:
         imported = events[0] if isinstance(events[0], PageImported) else None
         if imported is not None and all(isinstance(e, UNWRITTEN) for e in events[1:]):
@@ -147,11 +150,17 @@ def _ratification(folder: Path, events: list[Event]) -> dict[Path, str | bytes]:
     return files | {folder / name: text for name, text in vote_records.files(frozen.key, events).items()}
 
 
-def _entry_names(events: list[Event]) -> dict[int, str]:
-    """``NNN-<author>.md`` by entry: numbers padded alike, so the files sort in their order."""
+def _entry_names(events: list[Event], found: Iterable[ImportedFile] = ()) -> dict[int, str]:
+    """``NNN-<author>.md`` by entry: numbers padded alike, so the files sort in their order;
+    an imported entry keeps the name its file was found by (``001-agent-a.md`` by ``Agent A``)."""
     entries = [e for e in events if isinstance(e, EntryAppended)]
     width = max([3, *(len(str(e.n)) for e in entries)])
-    return {e.n: f"{e.n:0{width}d}-{e.author}.md" for e in entries}
+    names = {e.n: f"{e.n:0{width}d}-{e.author}.md" for e in entries}
+    for file in found:
+        entry = file.name.removeprefix(f"{ENTRIES}/")
+        if entry != file.name and (number := entry.partition("-")[0]).isdigit():
+            names[int(number)] = entry
+    return names
 
 
 def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict[str, Any]) -> dict[Path, str]:
@@ -190,16 +199,16 @@ def _thread(folder: Path, events: list[Event], names: dict[int, str], view: dict
                 front["proposed_crystallization"] = msgspec.to_builtins(event.proposed_crystallization)
             if event.reason:
                 front["reason"] = event.reason
-            files[folder / "entries" / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
+            files[folder / ENTRIES / name] = f"---\n{dump(front)}{EPISODIC}---\n\n{event.body.rstrip()}\n"
     return files
 
 
 def _imported_thread(folder: Path, imported: ThreadImported, since: list[Event], rendered: dict[Path, str],
-                     view: dict[str, Any]) -> dict[Path, str | bytes]:
+                     names: dict[int, str], view: dict[str, Any]) -> dict[Path, str | bytes]:
     """An imported thread's original files byte for byte; the entries appended since, as
     rendered, and the status they leave written into the original meta.yaml."""
     files: dict[Path, str | bytes] = {folder / file.name: file.content for file in imported.files}
-    added = {folder / "entries" / name for name in _entry_names(since).values()}
+    added = {folder / ENTRIES / names[e.n] for e in since if isinstance(e, EntryAppended)}
     files |= {path: text for path, text in rendered.items() if path in added}
     if since and (meta := folder / "meta.yaml") in files and isinstance(original := files[meta], bytes):
         files[meta] = STATUS_LINE.sub(b"status: " + view.get("status", "open").encode(), original, count=1)

@@ -1,7 +1,10 @@
 """An original canon page, ``wiki/<page>.md`` with its consensus block as front matter
 (``../shared/FORMATS.md``), read: what it becomes (an ``ImportPage``) and every rule of
 PROTOCOLS.md section 4 its block breaks, by line. A Markdown file whose front matter has no
-``rev``, ``lifecycle`` or ``consensus`` is no canon page (None: the import lists it as unknown)."""
+``rev``, ``lifecycle`` or ``consensus`` is no canon page (None: the import lists it as unknown).
+One with a lifecycle but neither ``rev`` nor ``consensus`` is a page no consensus was begun on
+(the original's descriptive pages and drafts, which its protocol leaves out of consensus and
+its checker only warns of): it is imported at its first revision, descriptive, with no standings."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from athenaeum.aggregates.page_canon import ConsensusIncomplete, ConsensusPendin
 from athenaeum.aggregates.page_consensus import AGREEING
 from athenaeum.aggregates.rules import SLUG, Invalid, require_page_path
 from athenaeum.events.imported import SourceFile
-from athenaeum.events.page import ImportedStanding, Lifecycle
+from athenaeum.events.page import ImportedStanding, Lifecycle, Scope
 from athenaeum.events.page_commands import ImportPage
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing import folder_files
@@ -30,8 +33,10 @@ DERIVED = ("pending", "dormant")  # follow from the fleet's activity: listed, ne
 RECORDED = ("reviewed", "accepted", "contributed", "disputed", "stale")
 REV = re.compile(r"^v?([0-9]+)$")
 DAY = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-# ``accepted (user decision: dialogue/canon-rules#2026-05-18)``: a human's word on a dispute.
-STATUS = re.compile(r"^([a-z-]+)(?:\s*\(user decision:\s*(.+?)\))?$")
+# A status may carry a note in parentheses (``contributed (added section 4)``); the note
+# ``user decision: dialogue/canon-rules#2026-05-18`` is a human's word on a dispute.
+STATUS = re.compile(r"^([a-z-]+)(?:\s*\((.+)\))?$")
+USER_DECISION = re.compile(r"^user decision:\s*(.+)$")
 
 
 class Entry(NamedTuple):
@@ -39,7 +44,7 @@ class Entry(NamedTuple):
 
     agent: str
     status: str
-    rev: int
+    rev: int | None  # None only for a dormant agent, whose rev says nothing
     line: int | None
     standing: ImportedStanding | None  # what is recorded of it; None for a derived status
 
@@ -64,7 +69,8 @@ def read(path: Path, page: str, source: str) -> Reading | None:
         require_page_path(page, "page")
     except Invalid as error:
         findings.add(Invalid.code, page, None, f"{error}; nothing is imported")
-    rev = _rev(front.value.get("rev"))
+    unbegun = "rev" not in front.value and "consensus" not in front.value  # no consensus begun on it
+    rev = 1 if unbegun else _rev(front.value.get("rev"))
     if rev is None:
         findings.add(Invalid.code, page, front.line("rev"), f"rev {front.value.get('rev')!r} is not v1, v2, ...; "
                                                             "nothing is imported")
@@ -73,10 +79,11 @@ def read(path: Path, page: str, source: str) -> Reading | None:
         findings.add(Invalid.code, page, None, "the page has no content; nothing is imported")
     if rev is None or lifecycle is None or findings:
         return Reading(page, None, findings, [])
-    entries = _entries(front, page, rev, findings)
+    entries = [] if unbegun else _entries(front, page, rev, findings)
     _lifecycle_rules(front, page, rev, lifecycle, entries, findings)
     standings = [entry.standing for entry in entries if entry.standing is not None]
     command = ImportPage(page=page, source=source, content=document.body, rev=rev, lifecycle=lifecycle,
+                         scope=Scope.DESCRIPTIVE if unbegun else Scope.STRUCTURAL,
                          author=_author(standings, rev), standings=standings,
                          files=[SourceFile(name=page, content=content)], findings=list(findings))
     # The same file read again is the same command, by its id: sent again, it adds nothing.
@@ -117,11 +124,11 @@ def _entries(front: Located, page: str, rev: int, findings: Findings) -> list[En
         except ValueError as error:
             findings.add(Invalid.code, page, line, f"{agent}: {error}; left out")
             continue
-        if entry.rev > rev:
+        if entry.rev is not None and entry.rev > rev:
             findings.add(Invalid.code, page, line, f"{agent} stands on v{entry.rev}, a rev the page (v{rev}) never had; "
                                                    "left out")
             continue
-        if entry.rev < rev and entry.status in ("reviewed", *AGREEING):
+        if entry.rev is not None and entry.rev < rev and entry.status in ("reviewed", *AGREEING):
             findings.add(StaleRevision.code, page, line, f"{agent} is {entry.status} at v{entry.rev}, not the page's "
                                                          f"v{rev}: it counts as stale")
         entries.append(entry)
@@ -133,7 +140,9 @@ def _entry(agent: str, value: Any, line: int | None) -> Entry:
         raise ValueError(f"{value!r} is not \"status | ... | rev: vN\"")
     head, *parts = [part.strip() for part in value.split("|")]
     status_match = STATUS.match(head)
-    status, reference = status_match.groups() if status_match else (head, None)
+    status, note = status_match.groups() if status_match else (head, None)
+    decision = USER_DECISION.match(note) if note else None
+    reference = decision.group(1) if decision else None
     if status not in (*DERIVED, *RECORDED):
         raise ValueError(f"status {status!r} is none of {', '.join((*DERIVED, *RECORDED))}")
     found: dict[str, Any] = {}
@@ -146,9 +155,11 @@ def _entry(agent: str, value: Any, line: int | None) -> Entry:
         else:
             raise ValueError(f"{part!r} is no part of an entry (a day, section:, thread:, rev: vN)")
     rev = _rev(found.get("rev"))
+    if status == "dormant":  # an inactive agent blocks nothing, at whatever rev
+        return Entry(agent, status, rev, line, None)
     if rev is None:
         raise ValueError("no rev: vN")
-    if status in DERIVED:
+    if status == "pending":
         return Entry(agent, status, rev, line, None)
     if "since" not in found:
         raise ValueError(f"{status} needs its day (YYYY-MM-DD)")
@@ -156,7 +167,8 @@ def _entry(agent: str, value: Any, line: int | None) -> Entry:
         raise ValueError("a dispute names the section it contests (section: ...)")
     thread = found.get("thread") or (reference.partition("#")[0] if reference else None)
     standing = ImportedStanding(agent=agent, status=status, rev=rev, since=found["since"], disputed=found.get("section"),
-                                thread=thread.removeprefix(f"{DIALOGUE}/") if thread else None, decision=reference)
+                                thread=thread.removeprefix(f"{DIALOGUE}/") if thread else None, decision=reference,
+                                note=None if decision else note)
     return Entry(agent, status, rev, line, standing)
 
 

@@ -26,7 +26,7 @@ from athenaeum.services.commands.replies import Reply
 from athenaeum.services.importing import (
     folder_files, page_file, quorum_file, ratification_folder, task_tables, thread_folder, wiki_log,
 )
-from athenaeum.services.importing.discovery import Found, WikiFile, discover
+from athenaeum.services.importing.discovery import PAGE_SUFFIX, Found, WikiFile, discover
 from athenaeum.services.importing.quorum_file import OpenProposals
 from athenaeum.services.importing.report import Log, Record
 
@@ -166,15 +166,28 @@ def _logs(found: Found, read: list[Record]) -> list[Log]:
     for log in found.logs:
         in_wiki = {record.key: record.command for record in threads
                    if isinstance(record.folder, Path) and record.folder.is_relative_to(log.wiki)}
-        pages = {file.page for file in found.pages if file.wiki == log.wiki}
-        checked.append(Log(log.path, list(wiki_log.check(log.path, in_wiki, pages))))
+        checked.append(Log(log.path, list(wiki_log.check(log.path, in_wiki, _markdown(found, log)))))
     return checked
+
+
+def _markdown(found: Found, log: WikiFile) -> set[str]:
+    """Every Markdown file of the log's wiki, by its path inside it: the pages (canon or not),
+    the log, and the threads' files."""
+    threads = [folder for folder in found.threads if folder.is_relative_to(log.wiki)]
+    files = [file.page for file in (*found.pages, log) if file.wiki == log.wiki]
+    files += [(folder / name).relative_to(log.wiki).as_posix() for folder in threads
+              for name in folder_files.files_under(folder)[0]]
+    return {name for name in files if name.endswith(PAGE_SUFFIX)}
 
 
 def _thread_status(command: ImportThread | None) -> str | None:
     """Where the thread stands after its last entry, as the rules would have it."""
     if command is None:
         return None
+    if command.settled is not None:
+        return command.settled.status.value
+    if command.archival:
+        return "archival"
     last = command.entries[-1].kind if command.entries else None
     return "awaiting-crystallization" if last is EntryKind.CLOSURE else "open"
 

@@ -1,6 +1,11 @@
 """An original dialogue thread folder, ``<dialogue-root>/<slug>/`` (``../shared/FORMATS.md``),
 read: what it becomes (an ``ImportThread``), every rule of PROTOCOLS.md section 3 its entries
-break, by file and line, and the files no thread has."""
+break, by file and line, and the files no thread has.
+
+As the original documents and its checker reads it: ``meta.yaml``'s ``status`` says whether a
+human crystallized the last closure (or closed it without); ``migration_mode: archival`` marks
+the entry files historical text, kept but not read as entries (its checker skips them too);
+``crystallized.md`` and ``crystallized.sig``, written after recognition, are kept as found."""
 
 from __future__ import annotations
 
@@ -16,7 +21,9 @@ from athenaeum.aggregates.thread import (
     ThreadNotClosed,
 )
 from athenaeum.events.imported import SourceFile
-from athenaeum.events.thread import ZERO, Axis, Crystallization, EntryKind, Evaluation, ImportedEntry, OpenQuestion, Vector
+from athenaeum.events.thread import (
+    ZERO, Axis, Crystallization, EntryKind, Evaluation, ImportedEntry, OpenQuestion, Settled, Settlement, Vector,
+)
 from athenaeum.events.thread_commands import ImportThread
 from athenaeum.services.commands.handler import fingerprint
 from athenaeum.services.importing import folder_files
@@ -26,6 +33,8 @@ from athenaeum.services.importing.times import moment
 from athenaeum.services.importing.yaml_lines import Located, Unparsable, located
 
 THREAD, META, ENTRIES = "thread.md", "meta.yaml", "entries"
+CRYSTALLIZED = ("crystallized.md", "crystallized.sig")  # kept as found, never read (a signature may be binary)
+ARCHIVAL = "archival"  # meta.yaml's ``migration_mode`` for a thread wrapped from an old single file
 ENTRY_NAME = re.compile(r"^([0-9]+)-(.+)\.md$")
 QUESTION = re.compile(r"^\s*[-*]?\s*\**(OQ-[0-9]+)\**\s*[:.—-]\s*(.+?)\s*$")
 SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
@@ -34,14 +43,20 @@ SECTION = re.compile(r"^##\s+(.+?)\s*$", re.MULTILINE)
 def read(folder: Path, source: str) -> Reading:
     findings = Findings()
     names, others = folder_files.files_under(folder)
-    known = [n for n in names if n in (THREAD, META) or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
+    known = [n for n in names if n in (THREAD, META, *CRYSTALLIZED)
+             or (n.startswith(ENTRIES + "/") and ENTRY_NAME.match(n[8:]))]
     unknown = [n for n in names if n not in known] + others
     contents = folder_files.contents(folder, known)
-    texts = findings.texts(contents)
+    # The crystallized files are kept, not read; one too large to keep is a finding, as any file.
+    texts = findings.texts({name: content for name, content in contents.items()
+                            if name not in CRYSTALLIZED or content is None})
     opening = _opening(texts, folder.name, findings)
-    entries = _entries([name for name in known if name.startswith(ENTRIES + "/")], texts, findings)
-    if opening is None or entries is None:
+    archival = opening is not None and opening["archival"]
+    entry_names = [name for name in known if name.startswith(ENTRIES + "/")]
+    entries = [] if archival else _entries(entry_names, texts, findings)
+    if opening is None or entries is None or None in contents.values():
         return Reading(folder.name, None, findings, unknown)
+    opening["settled"] = _settled(opening.pop("meta"), entries, archival, findings)
     files = [SourceFile(name=name, content=contents[name]) for name in known]
     command = ImportThread(source=source, entries=entries, files=files, findings=list(findings), **opening)
     # Named by the slug it is imported as (which a finding says is not its folder's name, if so).
@@ -96,9 +111,12 @@ def _opening(texts: dict[str, str], folder: str, findings: Findings) -> dict[str
         usable = False
     questions = [OpenQuestion(id=m.group(1), text=m.group(2))
                  for line in sections.get("Open Questions (OQ)", "").splitlines() if (m := QUESTION.match(line))]
+    archival = meta.value.get("migration_mode") == ARCHIVAL
     target = _vector((meta.value.get("rolespace") or {}).get("target") if isinstance(meta.value.get("rolespace"), dict)
                      else None)
-    if target is None or min(target.N, target.C, target.R) <= 0:
+    if archival and target is None:
+        target = ZERO  # the original asks no target of an archival thread, and nothing continues one
+    elif target is None or min(target.N, target.C, target.R) <= 0:
         findings.add(Invalid.code, META, meta.line("rolespace", "target"), "rolespace.target needs N, C and R above 0; "
                                                                            "nothing is imported")
         usable = False
@@ -107,7 +125,26 @@ def _opening(texts: dict[str, str], folder: str, findings: Findings) -> dict[str
     return {"slug": slug, "opened_by": opened_by, "opened_at": opened_at, "context": context,
             "open_questions": questions, "target": target,
             "participants": [str(p) for p in meta.value.get("participants") or []],
-            "topics": [str(t) for t in meta.value.get("topics") or []]}
+            "topics": [str(t) for t in meta.value.get("topics") or []], "archival": archival, "meta": meta}
+
+
+def _settled(meta: Located, entries: list[ImportedEntry], archival: bool, findings: Findings) -> Settlement | None:
+    """What meta.yaml says a human made of the last closure, if it says one decided it; a
+    decision on a closure the entries do not end with is a finding, and not imported."""
+    try:
+        status = Settled(meta.value.get("status"))
+    except ValueError:
+        return None  # open, pending-<agent>, awaiting-crystallization, reopened: the entries tell
+    if not archival and not (entries and entries[-1].kind is EntryKind.CLOSURE):
+        last = f"entry {entries[-1].n} is a {entries[-1].kind.value}" if entries else "there is no entry"
+        findings.add(Invalid.code, META, meta.line("status"), f"status {status.value}, yet {last}: no closure awaited "
+                                                             "a decision; imported as the entries stand")
+        return None
+    crystallization = meta.value.get("crystallization")
+    block = crystallization if isinstance(crystallization, dict) and status is Settled.CRYSTALLIZED else {}
+    signer, pages = block.get("signed_by"), block.get("canon_pages")
+    return Settlement(status=status, signed_by=str(signer) if signer else None,
+                      canon_pages=tuple(str(page) for page in pages) if isinstance(pages, list) else ())
 
 
 def _sections(body: str) -> list[tuple[str, str]]:

@@ -3,8 +3,8 @@ line naming a thread or page the wiki does not have, or an entry its thread does
 saying of an entry what its file does not (its type, its author, its time), is a finding by
 line. The log is no record: ``replay`` writes it anew from the threads' entries, as
 ``- <ts> dialogue/<slug>: entry <NNN-author.md> (<type>) by <author>``, the layout read here
-first; any other line is checked for the threads (``dialogue/<slug>``) and pages (``[[page]]``)
-it names."""
+first; any other line is checked for the threads (``dialogue/<slug>``) it names and the pages
+it links (``[[page]]``, resolved among the wiki's Markdown files as the original checker does)."""
 
 from __future__ import annotations
 
@@ -24,16 +24,15 @@ from athenaeum.services.importing.times import moment
 ENTRY_LINE = re.compile(r"^\s*[-*]\s+(?P<ts>\S+)\s+(?:agents/)?dialogue/(?P<slug>[^:\s]+):\s+entry\s+(?P<file>\S+)"
                         r"\s+\((?P<kind>[^)]*)\)\s+by\s+(?P<author>\S+)\s*$")
 THREAD_REFERENCE = re.compile(r"(?<![\w/.-])(?:agents/)?dialogue/([a-z0-9][a-z0-9-]{0,62})(?![\w-])")
-PAGE_LINK = re.compile(r"\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]")
-# Where the original checker resolves a page named without its folder (FORMATS.md).
-PAGE_FOLDERS = ("", "concepts/", "workflows/", "entities/", "agents/")
+PAGE_LINK = re.compile(r"(?<!!)\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]")  # ``![[...]]`` embeds, not links
 FRONT = "---"
 
 Threads = Mapping[str, ImportThread | None]  # the wiki's threads by slug: as read (None: unreadable)
 
 
-def check(log: Path, threads: Threads, pages: Collection[str]) -> Findings:
-    """Each line of the log against the wiki's ``threads`` and ``pages`` (their ids)."""
+def check(log: Path, threads: Threads, markdown: Collection[str]) -> Findings:
+    """Each line of the log against the wiki's ``threads`` and its ``markdown`` files (their
+    paths inside ``wiki/``: pages or not, as the original checker links to any)."""
     findings = Findings()
     texts = findings.texts({log.name: folder_files.read(log)})
     if log.name not in texts:
@@ -48,7 +47,7 @@ def check(log: Path, threads: Threads, pages: Collection[str]) -> Findings:
             if slug not in threads:
                 findings.add(NotFound.code, log.name, number, f"names thread {slug!r}, which the wiki does not have")
         for name in PAGE_LINK.findall(line):
-            if not _resolves(name.strip(), pages):
+            if not _resolves(name.strip(), markdown):
                 findings.add(NotFound.code, log.name, number, f"links page [[{name.strip()}]], which the wiki does "
                                                               "not have")
     return findings
@@ -94,6 +93,12 @@ def _entry(thread: ImportThread, file: str) -> ImportedEntry | None:
     return next((entry for entry in thread.entries if entry.n == int(match.group(1))), None)
 
 
-def _resolves(name: str, pages: Collection[str]) -> bool:
-    names = (name,) if name.endswith(".md") else (name, f"{name}.md")
-    return any(f"{folder}{candidate}" in pages for folder in PAGE_FOLDERS for candidate in names)
+def _resolves(name: str, markdown: Collection[str]) -> bool:
+    """As the original checker resolves a wikilink in ``wiki/log.md``: a path (with a ``/``)
+    inside ``wiki/``, else any file by its stem, or a file at the top of ``wiki/`` by its name."""
+    name = name.replace("\\", "/")
+    if not name:
+        return True
+    if "/" in name:
+        return (name if name.endswith(".md") else f"{name}.md") in markdown
+    return any(Path(path).stem == name or path in (name, f"{name}.md") for path in markdown)

@@ -81,4 +81,6 @@ def _entry(s: Standing) -> str:
         return " | ".join([*parts, day, rev])
     if s.decision is not None:
         return f"{s.status} (user decision: {thread}#{day}) | {day} | {rev}"
+    if s.note is not None:
+        return f"{s.status} ({s.note}) | {day} | {rev}"
     return f"{s.status} | {day} | {rev}"

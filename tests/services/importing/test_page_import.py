@@ -122,3 +122,38 @@ def test_an_imported_page_is_endorsed_and_approved_live(served: Served, wiki: Pa
     assert "lifecycle: canonical" in written and "carol: \"accepted |" in written and written.endswith(PAGE)
     findings = json.loads(served.run("audit", "--json").stdout)["findings"]
     assert not [f for f in findings if f["severity"] == "HARD"], findings  # the approval recomputes as recorded
+
+
+def test_the_originals_own_lifecycles_notes_and_pages_no_consensus_was_begun_on(served: Served, tmp_path: Path) -> None:
+    # An acceptance tester's: the protocol's own ``contributed (added section 4)``, a dormant
+    # agent with no rev, ``draft`` and ``deprecated`` (its checker's lifecycles) and a page with
+    # a lifecycle but no rev (which its checker only warns of) were findings, and left out.
+    root = tmp_path / "wiki-repo"
+    page(root, "concepts/Trace.md", {"agent-s": "accepted | 2026-04-29 | rev: v3",
+                                     "agent-e": "contributed (added section 4) | 2026-04-29 | rev: v3",
+                                     "agent-d": "dormant"}, rev="v3")
+    page(root, "workflows/Old-Flow.md", {"agent-s": "contributed | 2026-04-01 | rev: v1"}, rev="v1",
+         lifecycle="deprecated")
+    fleet = root / "wiki" / "entities" / "Fleet.md"
+    fleet.parent.mkdir(parents=True)
+    fleet.write_text("---\ntitle: Fleet\nlifecycle: draft\ntier: semantic\n---\n\n# Fleet\n\nThe agents and their hosts.\n")
+    dry = served.run("import", str(root), "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stdout
+    report = json.loads(dry.stdout)["records"]
+    assert {(r["id"], r["status"]) for r in report} == {
+        ("concepts/Trace.md", "working"), ("workflows/Old-Flow.md", "deprecated"), ("entities/Fleet.md", "draft")}
+    assert all(r["outcome"].startswith("recorded") for r in imported(served, root)["records"])
+    shown = json.loads(served.run("page", "show", "entities/Fleet.md", "--json").stdout)
+    assert (shown["rev"], shown["lifecycle"], shown["scope"]) == (1, "draft", "descriptive")
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    for path in (root / "wiki").rglob("*.md"):
+        assert (out / "wiki" / path.relative_to(root / "wiki")).read_bytes() == path.read_bytes(), path
+    served.enrol("agent-e")  # so that its standing is listed when the page is rendered
+    assert served.run("page", "read", "concepts/Trace.md", "--session", "s1", actor="agent-r").returncode == 0
+    endorsed = served.run("page", "endorse", "concepts/Trace.md", "--status", "reviewed", "--session", "s1",
+                          actor="agent-r")
+    assert endorsed.returncode == 0, endorsed.stderr
+    assert served.run("replay", "--until", LATER, "--out", str(tmp_path / "after")).returncode == 0
+    written = (tmp_path / "after" / "wiki" / "concepts" / "Trace.md").read_text()
+    assert 'agent-e: "contributed (added section 4) | 2026-04-29 | rev: v3"' in written, written

@@ -123,3 +123,59 @@ def test_the_log_replay_writes_is_read_back_without_findings(served: Served, tmp
     [log] = json.loads(done.stdout)["logs"]
     assert log == {"path": str(out / "wiki" / "log.md"), "findings": []}
     assert (out / "wiki" / "log.md").read_text().count("dialogue/canon-rules: entry") == 3
+
+
+SIGNATURE = bytes(range(256))  # crystallized.sig: a detached signature, not text
+SETTLED_LOG = """# Log
+
+- 2026-05-11T09:00 dialogue/signature-protocol: entry 001-agent-a.md (contribution) by Agent A
+## [2026-05-13] crystallize | [[Trace]] updated; [[Layers]] proposed, see [[Trace#Signer]]
+"""
+
+
+def test_settled_and_archival_threads_and_the_logs_wikilinks_are_read_as_the_original_writes_them(
+        served: Served, tmp_path: Path) -> None:
+    # An acceptance tester's: meta.yaml's status was never read (a crystallized thread came back
+    # awaiting recognition), an archival thread was refused, crystallized.md and .sig were listed
+    # unknown, the log's [[Layers]] was not found (the checker finds a page by its stem), and the
+    # replayed log named 001-Agent A.md.
+    root = tmp_path / "wiki-repo"
+    done = thread(root, "signature-protocol", [{"author": "Agent A"}, {"author": "Agent L", "v": V},
+                                               {"author": "Agent E", "v": V} | CLOSE], status="crystallized",
+                  crystallization={"signed_by": "User", "signature": None, "canon_pages": ["Trace.md"]})
+    (done / "crystallized.md").write_text("# Crystallized\n\nUser recognised closure 3: [[Trace]].\n")
+    (done / "crystallized.sig").write_bytes(SIGNATURE)
+    thread(root, "soft-state", [{"author": "alice"}, {"author": "bob", "v": V} | CLOSE | {"current_at_close": V}],
+           status="closed-without-crystallization")
+    archival = thread(root, "old-wrap", [{"author": "Agent L"}])
+    (archival / "meta.yaml").write_text("slug: old-wrap\nstatus: crystallized\nmigration_mode: archival\n"
+                                        "participants: [Agent L]\n")
+    (archival / "entries" / "001-agent-l.md").write_text("# Historical text of the old thread\n\nAgent L: ...\n")
+    page(root, "concepts/Trace.md", {"alice": "contributed | 2026-05-15 | rev: v2"})
+    page(root, "concepts/memory/Layers.md", {"alice": "contributed | 2026-05-15 | rev: v2"}, lifecycle="proposal")
+    (root / "wiki" / "log.md").write_text(SETTLED_LOG)
+    dry = served.run("import", str(root), "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stdout
+    report = json.loads(dry.stdout)
+    assert {r["id"]: r["status"] for r in report["records"] if r["family"] == "thread"} == {
+        "signature-protocol": "crystallized", "soft-state": "closed-without-crystallization", "old-wrap": "crystallized"}
+    assert report["unknown"] == [], report["unknown"]
+    assert all(r["outcome"].startswith("recorded") for r in imported(served, root)["records"])
+    shown = json.loads(served.run("thread", "show", "signature-protocol", "--json").stdout)
+    assert (shown["status"], shown["crystallization"]["signed_by"]) == ("crystallized", "User")
+    again = served.run("thread", "recognize", "signature-protocol", actor="ada")
+    assert again.returncode == 1 and "thread_not_closed" in again.stderr  # no closure awaits a decision
+    assert json.loads(served.run("thread", "show", "soft-state", "--json").stdout)["status"] == \
+        "closed-without-crystallization"
+    continued = served.run("thread", "contribute", "old-wrap", "--body", "On.", "--axis", "C", "--eval", "0.5,0.5,0.5",
+                           actor="carol")
+    assert continued.returncode == 1 and "thread_closed" in continued.stderr  # historical text, continued by nobody
+    out = tmp_path / "out"
+    assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
+    dialogue = root / "wiki" / "agents" / "dialogue"
+    for path in dialogue.rglob("*"):
+        if path.is_file():
+            assert (out / path.relative_to(root)).read_bytes() == path.read_bytes(), path
+    assert "entry 001-agent-a.md (contribution) by Agent A" in (out / "wiki" / "log.md").read_text()
+    audit = json.loads(served.run("audit", "--json").stdout)
+    assert not [f for f in audit["findings"] if f["severity"] == "HARD"], audit["findings"]

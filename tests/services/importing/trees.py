@@ -36,9 +36,11 @@ def dissent(section: str = "Retention", objection: str = "30 days is too short")
              "proposed_resolution": "ticket"}]
 
 
-def thread(root: Path, slug: str, entries: list[dict[str, Any]], status: str = "open") -> Path:
+def thread(root: Path, slug: str, entries: list[dict[str, Any]], status: str = "open", **meta_fields: Any) -> Path:
     """A dialogue thread as the wiki's agents write it: ``entries`` give each entry's front
-    matter beyond n, type and ts (author, last_eval's v, ...); refs name the entry before."""
+    matter beyond n, type and ts (author, last_eval's v, ...); refs name the entry before. An
+    entry's file is named by its author in kebab case (``Agent A`` writes ``001-agent-a.md``);
+    ``meta_fields`` are meta.yaml's beyond the usual."""
     folder = root / "wiki" / "agents" / "dialogue" / slug
     (folder / "entries").mkdir(parents=True)
     (folder / "thread.md").write_text(
@@ -48,11 +50,11 @@ def thread(root: Path, slug: str, entries: list[dict[str, Any]], status: str = "
     authors = sorted({e["author"] for e in entries})
     meta = {"slug": slug, "status": status, "created": "2026-05-10T08:00:00Z", "last_updated": "2026-05-12T08:00:00Z",
             "participants": authors, "topics": ["canon"], "rolespace": {"target": {"N": 1.0, "C": 1.0, "R": 1.0}},
-            "crystallization": {"signed_by": None, "signature": None, "canon_pages": []}}
+            "crystallization": {"signed_by": None, "signature": None, "canon_pages": []}} | meta_fields
     (folder / "meta.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     previous = None
     for n, fields in enumerate(entries, start=1):
-        name = f"{n:03d}-{fields['author']}.md"
+        name = f"{n:03d}-{fields['author'].lower().replace(' ', '-')}.md"
         front = {"n": n, "type": fields.get("type", "contribution"), "author": fields["author"],
                  "ts": f"2026-05-1{n % 10}T09:00:00Z", "declared_axis": "R"}
         if previous is not None and "v" in fields:
