@@ -46,11 +46,14 @@ log = logging.getLogger(__name__)
 
 class Known(NamedTuple):
     """An aggregate as this store last saw it: its state, the stream sequence of its last
-    event, and where the first event of each command decided on it is (by its key's token)."""
+    event, where the first event of each command decided on it is (by its key's token), and
+    the events this store appended since that state, folded in only once the state is asked
+    for (an import appends to thousands of aggregates and asks for few of them again)."""
 
     state: Any
     head: int
     commands: dict[str, int]
+    unfolded: tuple[Event, ...] = ()
 
 
 class JetStreamCommandStore:
@@ -103,7 +106,7 @@ class JetStreamCommandStore:
         known = self._known.get(aggregate_id)
         connection = self.log.client.disconnections
         if known is not None and (not fresh or self._unchanged_since.get(aggregate_id, -1) == connection):
-            return known.state
+            return self._state(aggregate_id, known)
         if aggregate_id in self._unchanged_since:  # before the read: a message seen during it undoes this
             self._unchanged_since[aggregate_id] = connection
         try:
@@ -111,9 +114,9 @@ class JetStreamCommandStore:
         except OperationalError as error:
             raise Unconfirmed(str(error)) from error
         if known is not None and not messages:
-            return known.state
+            return self._state(aggregate_id, known)
         events = [self._event(message) for message in messages]
-        state = self.fold_of(aggregate_id)(known.state if known else None, events)
+        state = self.fold_of(aggregate_id)(self._state(aggregate_id, known) if known else None, events)
         commands = known.commands if known else {}  # grown in place: an aggregate may hold many commands
         commands.update((token, message.seq) for message in messages if (token := message.headers.get(COMMAND_KEY)))
         self._known.put(aggregate_id, Known(state, messages[-1].seq if messages else 0, commands))
@@ -171,24 +174,35 @@ class JetStreamCommandStore:
                 for command, (part, _), at in zip(commands, parts, positions)]
 
     def _remember(self, events: Sequence[Event], positions: Sequence[int], token: str) -> None:
-        """Fold the appended events into the aggregates they went to, where the store knew each
-        exactly as the command was decided on (or it is new); forget the others. The command's
-        key goes with its own aggregate, whose first event carries it."""
+        """Keep the appended events with the aggregates they went to (folded in once asked for),
+        where the store knew each exactly as the command was decided on (or it is new); forget
+        the others. The command's key goes with its own aggregate, whose first event carries it."""
         by_aggregate: dict[str, list[tuple[Event, int]]] = {}
         for event, position in zip(events, positions):
             by_aggregate.setdefault(event.originator_id, []).append((event, position))
         for aggregate_id, appended in by_aggregate.items():
             known = self._known.get(aggregate_id)
             first = appended[0][0].originator_version
-            before = known.state.version if known is not None and known.state is not None else 0
+            state = self._state(aggregate_id, known) if known is not None else None
+            before = state.version if state is not None else 0
             if (known is None and first != 1) or first != before + 1:
                 self._known.forget(aggregate_id)
                 continue
-            state = self.fold_of(aggregate_id)(known.state if known else None, [event for event, _ in appended])
             commands = known.commands if known else {}
             if aggregate_id == events[0].originator_id:
                 commands[token] = appended[0][1]
-            self._known.put(aggregate_id, Known(state, appended[-1][1], commands))
+            unfolded = tuple(event for event, _ in appended)
+            self._known.put(aggregate_id, Known(state, appended[-1][1], commands, unfolded))
+
+    def _state(self, aggregate_id: str, known: Known) -> Any:
+        """``known``'s state with the events appended since folded in, kept so unless the
+        aggregate was put anew meanwhile."""
+        if not known.unfolded:
+            return known.state
+        state = self.fold_of(aggregate_id)(known.state, known.unfolded)
+        if self._known.get(aggregate_id) is known:
+            self._known.put(aggregate_id, known._replace(state=state, unfolded=()))
+        return state
 
     def _event(self, message: Stored) -> Event:
         return Entry.of(message).event(self.mapper)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 MAX_FILE = 4 * 1024 * 1024  # bytes: a record goes to the ledger in one message of at most 8 MiB, all its files with it
+FIRST_READ = 64 * 1024  # bytes: what the original tools wrote, in one read
 
 
 def regular(path: Path) -> bool:
@@ -78,14 +79,18 @@ def contents(folder: Path, names: Iterable[str]) -> dict[str, bytes | None]:
 
 
 def read(path: str | Path) -> bytes | None:
-    """A regular file's bytes; None when it holds more than ``MAX_FILE``. Read with ``os.read``
-    for the size the file has (a byte more, to see its end): a buffered read of ``MAX_FILE``
-    allocates that much for every file, and costs seven times the whole read of a small one."""
+    """A regular file's bytes; None when it holds more than ``MAX_FILE``. Read with ``os.read``:
+    a buffered read of ``MAX_FILE`` allocates that much for every file, and costs seven times
+    the whole read of a small one. A small file is read whole by one read of ``FIRST_READ``,
+    which ends short of it (a regular file's read is short only at its end): no call to ask
+    its size, nor one more read to see its end, each a system call per file."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
-        content = os.read(descriptor, min(os.fstat(descriptor).st_size, MAX_FILE) + 1)
-        while 0 < len(content) <= MAX_FILE and (more := os.read(descriptor, MAX_FILE + 1 - len(content))):
-            content += more  # it grew since: read on to its end, or past MAX_FILE
+        content = os.read(descriptor, FIRST_READ)
+        if len(content) == FIRST_READ:  # more, maybe: read on for the size it has (a byte more, to see its end)
+            content += os.read(descriptor, max(min(os.fstat(descriptor).st_size, MAX_FILE) + 1 - len(content), 1))
+            while 0 < len(content) <= MAX_FILE and (more := os.read(descriptor, MAX_FILE + 1 - len(content))):
+                content += more  # it grew since: read on to its end, or past MAX_FILE
     finally:
         os.close(descriptor)
     return None if len(content) > MAX_FILE else content

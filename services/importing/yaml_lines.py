@@ -4,6 +4,7 @@ they cannot."""
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -64,8 +65,9 @@ class Located(NamedTuple):
 
 
 class _Unusual(Exception):
-    """What the plain reading does not take (a merge key, a set, an anchor, a tag, a second
-    document): PyYAML's own composer and constructor build the document instead."""
+    """What a cheaper reading does not take: the rows alone, anything but a map of rows; the
+    events, a merge key, a set, an anchor, a tag, a second document, which PyYAML's own composer
+    and constructor build instead."""
 
 
 # The events alone need no constructor nor resolver: libyaml's bare parser is half the cost of a loader to make.
@@ -75,16 +77,106 @@ _Events = getattr(yaml, "CParser", _Loader)
 def located(text: str) -> Located:
     lines: dict[Path, int] = {}
     try:
-        try:
-            value = _from_events(text, lines)
-        except _Unusual:
-            lines.clear()
-            value = _constructed(text, lines)
+        for read in (_from_rows, _from_events):  # the cheaper first: each raises _Unusual for what it does not take
+            try:
+                return Located(read(text, lines), lines)
+            except _Unusual:
+                lines.clear()
+        return Located(_constructed(text, lines), lines)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise Unparsable(f"not YAML: {getattr(error, 'problem', None) or error}",
                          mark.line + 1 if mark is not None else None) from None
-    return Located(value, lines)
+
+
+# Each line of a document in the block layout the original tools write: ``key: value``, ``key:``
+# (a map or a list below it, else null), ``- value`` or blank; a value a plain word or phrase,
+# or quoted on its line with no escape. In ASCII, with no comment, tab, nor other line break.
+# (Possessive: a line that is none of these is given up at once, not tried every other way.)
+_ROWS = re.compile(r"""
+    ^(\ *)
+    (?: ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}) :(?=\ |$) | (-)(?=\ ) )
+    (?: \ +(?:
+        ( (?:[A-Za-z0-9_./~(+]|-(?=[A-Za-z0-9._])) (?:[ -"$-9;-~]++|:(?=[!-"$-9;-~]))*+ )
+      | ( '(?:[ -&(-~]|'')*+' )
+      | ( "[ !\#-\[\]-~]*+" )
+    ))? \ *$
+    | ^\ *$
+""", re.VERBOSE | re.MULTILINE)
+_BARE = object()  # the value of a key with nothing after it: a map or a list below, else null
+Row = tuple[int, str, Any, int]  # indent, key ("": a list's item), value (or _BARE), line
+
+
+def _from_rows(text: str, lines: dict[Path, int]) -> Any:
+    """The value of ``text`` and the lines under it, when each of its lines is one of
+    ``_ROWS`` and they make a map at the first column, of maps, lists and scalars: built as
+    the events build it, with no event nor mark made for each scalar. Raises ``_Unusual`` for
+    anything else, a key written twice too: the events say what is wrong, and where."""
+    found = _ROWS.findall(text)
+    if len(found) != text.count("\n") + 1:
+        raise _Unusual  # a line that is no row
+    rows: list[Row] = []
+    for line, (indent, key, dash, plain, single, double) in enumerate(found, 1):
+        if plain:
+            value = _plain(plain.rstrip(" "))
+        elif single:
+            value = single[1:-1].replace("''", "'")
+        elif double:
+            value = double[1:-1]
+        elif key:
+            value = _BARE
+        elif dash:
+            raise _Unusual  # an item below its dash
+        else:
+            continue  # blank
+        rows.append((len(indent), key, value, line))
+    if not rows or rows[0][0] or not rows[0][1]:
+        raise _Unusual
+    value, end = _rows_map(rows, 0, (), lines)
+    if end < len(rows):
+        raise _Unusual
+    return value
+
+
+def _rows_map(rows: list[Row], index: int, path: Path, lines: dict[Path, int]) -> tuple[dict[Any, Any], int]:
+    """The map whose first key is ``rows[index]``, and the index of the row after it."""
+    indent, count = rows[index][0], len(rows)
+    mapping: dict[Any, Any] = {}
+    while index < count:
+        row_indent, key, value, line = rows[index]
+        if row_indent != indent:
+            if row_indent > indent:
+                raise _Unusual  # a scalar's next line, or a map or list not where its key says
+            break
+        at = (*path, key)
+        if not key or at in lines:
+            raise _Unusual  # an item among keys, or a key written twice
+        lines[at] = line
+        index += 1
+        if value is _BARE:
+            # Below it, a map or list further in, or a list at the key's own column.
+            if index < count and ((below := rows[index])[0] > indent or below[0] == indent and not below[1]):
+                value, index = (_rows_map if below[1] else _rows_list)(rows, index, at, lines)
+            else:
+                value = None
+        mapping[_plain(key)] = value
+    return mapping, index
+
+
+def _rows_list(rows: list[Row], index: int, path: Path, lines: dict[Path, int]) -> tuple[list[Any], int]:
+    """The list whose first item is ``rows[index]``, and the index of the row after it."""
+    indent, count = rows[index][0], len(rows)
+    items: list[Any] = []
+    while index < count:
+        row_indent, key, value, line = rows[index]
+        if row_indent != indent or key:
+            if row_indent > indent:
+                raise _Unusual
+            break
+        lines[(*path, len(items))] = line
+        items.append(value)
+        index += 1
+    return items, index
 
 
 def _from_events(text: str, lines: dict[Path, int]) -> Any:
