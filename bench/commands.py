@@ -101,15 +101,22 @@ class Started(NamedTuple):
 
 
 @contextlib.asynccontextmanager
-async def running(*command: str) -> AsyncIterator[Started]:
-    """A process, from its ready line (its first) until it is stopped on leaving."""
-    process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
-    try:
-        assert process.stdout is not None
-        yield Started((await asyncio.wait_for(process.stdout.readline(), 60)).decode(), process.pid)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        await asyncio.wait_for(process.wait(), 60)
+async def running(*command: str, log: Path | None = None) -> AsyncIterator[Started]:
+    """A process, from its ready line (its first) until it is stopped on leaving. ``log``: the
+    file its standard error goes to (a serve's line per command, thousands here), not the terminal."""
+    with open(log, "wb") if log is not None else contextlib.nullcontext() as errors:
+        process = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE, stderr=errors)
+        try:
+            assert process.stdout is not None
+            ready = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+            if not ready:
+                said = log.read_text(errors="replace")[-2000:] if log is not None else ""
+                raise RuntimeError(f"{' '.join(command[:5])} ended before it was ready{': ' + said if said else ''}")
+            yield Started(ready, process.pid)
+        finally:
+            if process.returncode is None:
+                process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 60)
 
 
 ROUNDS = 4  # of sequential votes each way, signed and not, in turns
@@ -223,7 +230,7 @@ async def unauthenticated(directory: str) -> AsyncIterator[Plain]:
         home = str(Path(directory) / "home")
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--nats", plain.url, "--humans", HUMAN)
-        async with running(*serve) as served:
+        async with running(*serve, log=Path(directory) / "serve.log") as served:
             meter = CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text()))
             signed = await enrolled(plain.url, home, ROSTER)
             client = await AthenaeumClient.connect(plain.url, UNBOUND[0])
@@ -326,7 +333,8 @@ async def run(count: int, clients: int) -> None:
     with tempfile.TemporaryDirectory(prefix="athenaeum-bench-") as home:
         serve = (sys.executable, "-m", "athenaeum.services.cli", "serve", "--data-dir", home, "--no-http",
                  "--humans", HUMAN)
-        async with running(*serve) as served, unauthenticated(str(Path(home) / "plain")) as plain:
+        async with running(*serve, log=Path(home) / "serve.log") as served, \
+                unauthenticated(str(Path(home) / "plain")) as plain:
             url = served.ready.split("nats=")[1].split()[0]
             service = str(Path(home) / "nats" / SERVICE_KEY)  # the baselines run as the services do
             meter = CpuMeter(served.pid)

@@ -14,8 +14,9 @@ fails on the way, on history forged to hold anything, is a finding at its entry,
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -69,6 +70,23 @@ def reading_of(app: AthenaeumApplication) -> Reading:
     return Reading(entries, app.mapper, app.recorder.log.ledger_id)  # type: ignore[attr-defined]
 
 
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """No collection of cycles while an audit runs. It allocates millions of objects that live
+    as long as it does (every aggregate's state, every view, every command's key), which each
+    collection traverses again: on 200,000 events, a fifth of the audit's time at Python's
+    default thresholds, a sixth with the youngest generation collected 70 times less often.
+    An audit makes no cycles of note (its findings are text), and only the commands that run
+    one (audit, replay, verify-export) run it: collections resume, as before, once it ends."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class Audit:
     def __init__(
         self,
@@ -116,7 +134,7 @@ class Audit:
     def run(self, until_position: int | None = None, until_time: datetime | None = None) -> Report:
         """The ledger as of a position or a time. A command is atomic: one whose first event is
         within the cut is taken whole, even where its last event lies past the position."""
-        with self.decisions.signatures:
+        with self.decisions.signatures, _uncollected():
             for entry in self.reading.entries():
                 continuing = self.pending is not None and self.pending.continued_by(entry)
                 if until_position is not None and entry.position > until_position and not continuing:

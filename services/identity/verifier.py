@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import msgspec
 
@@ -20,6 +22,7 @@ from athenaeum.services.runtime.frames import read_frame, write_frame
 Signed = tuple[str, str, bytes]  # public key, base64url signature, message
 _decode_batch = msgspec.msgpack.Decoder(list[Signed]).decode
 _decode_results = msgspec.msgpack.Decoder(list[bool]).decode
+WAITING = 8  # batches sent and not yet written to the worker, at most
 
 
 class Verifier:
@@ -32,16 +35,25 @@ class Verifier:
         # Drained as they come, so the worker never blocks on a full pipe while batches go in.
         self._reader = threading.Thread(target=self._drain, name="athenaeum-verifier-reader", daemon=True)
         self._reader.start()
+        # Written by a thread too: a batch the worker has yet to take (it is still verifying
+        # the last) holds up its sender only once this many wait behind it.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="athenaeum-verifier-writer")
+        self._writes: deque[Future[None]] = deque()
         self._sent = 0
 
     def send(self, batch: list[Signed]) -> None:
         assert self._process.stdin is not None
-        write_frame(self._process.stdin, msgspec.msgpack.encode(batch))
+        self._writes.append(self._writer.submit(write_frame, self._process.stdin, msgspec.msgpack.encode(batch)))
         self._sent += 1
+        while len(self._writes) > WAITING:
+            self._writes.popleft().result()
 
     def results(self) -> list[list[bool]]:
         """Each batch's answers, in the order sent; the worker then ends."""
         assert self._process.stdin is not None
+        while self._writes:
+            self._writes.popleft().result()
+        self._writer.shutdown()
         self._process.stdin.close()
         self._reader.join()
         self._process.wait()
@@ -50,6 +62,7 @@ class Verifier:
         return self._answers
 
     def close(self) -> None:
+        self._writer.shutdown(wait=False, cancel_futures=True)
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
