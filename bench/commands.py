@@ -8,7 +8,7 @@ server: accepted votes per second through NATS, each signed by its agent's regis
 its agent's own connection, sequentially and from 32 concurrent clients on distinct topics
 (ratifications of nine agents, opened beforehand); what signing and verifying cost: the same
 sequential votes, on a serve whose server authenticates nobody, signed by agents its roster binds
-to keys against unsigned ones from agents no key binds; what identity as deployed costs: the
+to keys against unsigned ones from agents the roster names but binds to no key; what identity as deployed costs: the
 signed votes through the accounts of the default serve against those unsigned ones (three ways
 in alternating rounds, both serves up throughout, so that whatever else the machine does weighs
 on all alike); a
@@ -140,14 +140,20 @@ def everyone(topics: list[str], count: int, roster: list[str] = ROSTER) -> list[
     return [(topic, agent) for topic in topics for agent in roster][:count]
 
 
-async def enrolled(url: str, home: str, names: list[str]) -> Clients:
-    """``names`` registered with keys of their own by the human serve made a key for, each
-    connected with its key, as the server requires."""
+async def registered(url: str, home: str, keys: dict[str, str | None]) -> None:
+    """Each of ``keys`` registered, bound to its public key (or to none), by the human serve
+    made a key for."""
     human = await AthenaeumClient.connect(url, HUMAN, seed=key_path(Path(home), HUMAN))
-    keys = {name: key_pair(new_seed()) for name in names}
     for name, key in keys.items():
-        assert (await human.send(RegisterAgent(name=name, public_key=public_key(key)))).ok
+        assert (await human.send(RegisterAgent(name=name, public_key=key))).ok
     await human.close()
+
+
+async def enrolled(url: str, home: str, names: list[str]) -> Clients:
+    """``names`` registered with keys of their own, each connected with its key, as the
+    server requires."""
+    keys = {name: key_pair(new_seed()) for name in names}
+    await registered(url, home, {name: public_key(key) for name, key in keys.items()})
     return {name: await AthenaeumClient.connect(url, name, seed=key) for name, key in keys.items()}
 
 
@@ -212,7 +218,10 @@ class Way(NamedTuple):
     roster: list[str] = ROSTER  # who votes
 
 
-UNBOUND = [f"free-{n}" for n in range(len(ROSTER))]  # agents no key binds
+# Agents the roster names, bound to no key: what they send is taken on their word. Registered
+# all the same, so that the views do for their votes what they do for signed ones (a member's
+# activity is kept), and the two ways differ by signing and verifying alone.
+UNBOUND = [f"free-{n}" for n in range(len(ROSTER))]
 
 
 class Plain(NamedTuple):
@@ -233,6 +242,7 @@ async def unauthenticated(directory: str) -> AsyncIterator[Plain]:
         async with running(*serve, log=Path(directory) / "serve.log") as served:
             meter = CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text()))
             signed = await enrolled(plain.url, home, ROSTER)
+            await registered(plain.url, home, dict.fromkeys(UNBOUND))
             client = await AthenaeumClient.connect(plain.url, UNBOUND[0])
             yield Plain(Way(signed, meter), Way(dict.fromkeys(UNBOUND, client), meter, UNBOUND))
             for each in [*signed.values(), client]:
