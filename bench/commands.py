@@ -119,10 +119,10 @@ async def running(*command: str, log: Path | None = None) -> AsyncIterator[Start
             await asyncio.wait_for(process.wait(), 60)
 
 
-ROUNDS = 4  # of sequential votes each way, signed and not, in turns
+ROUNDS = 8  # of sequential votes each way, in turns: the finer, the less a slower spell of the machine weighs on one way
 ROSTER = [f"agent-{n}" for n in range(9)]  # a fleet's ratification: nine agents, as quorum's presets count
 HUMAN = "bench-human"
-Clients = dict[str, AthenaeumClient]  # each agent's own connection (one for all, where nothing proves who)
+Clients = dict[str, AthenaeumClient]  # each agent's own connection
 
 
 async def ballots(clients: Clients, name: str, topics: int, roster: list[str] = ROSTER) -> list[str]:
@@ -228,7 +228,7 @@ class Plain(NamedTuple):
     """Two ways to vote on one serve whose server authenticates nobody."""
 
     signed: Way  # by agents the roster binds to keys, each on its own connection
-    unsigned: Way  # by agents no key binds, on one connection
+    unsigned: Way  # by agents no key binds, each on its own connection too
 
 
 @contextlib.asynccontextmanager
@@ -243,9 +243,9 @@ async def unauthenticated(directory: str) -> AsyncIterator[Plain]:
             meter = CpuMeter(served.pid, int((plain.store_dir / PID_FILE).read_text()))
             signed = await enrolled(plain.url, home, ROSTER)
             await registered(plain.url, home, dict.fromkeys(UNBOUND))
-            client = await AthenaeumClient.connect(plain.url, UNBOUND[0])
-            yield Plain(Way(signed, meter), Way(dict.fromkeys(UNBOUND, client), meter, UNBOUND))
-            for each in [*signed.values(), client]:
+            unsigned = {name: await AthenaeumClient.connect(plain.url, name) for name in UNBOUND}
+            yield Plain(Way(signed, meter), Way(unsigned, meter, UNBOUND))
+            for each in [*signed.values(), *unsigned.values()]:
                 await each.close()
 
 
