@@ -11,13 +11,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
 
 import msgspec
 
 from athenaeum.services.identity.signing import all_verify
-from athenaeum.services.runtime.frames import read_frame, write_frame
+from athenaeum.services.runtime.frames import FrameWriter, read_frame, write_frame
 
 Signed = tuple[str, str, bytes]  # public key, base64url signature, message
 _decode_batch = msgspec.msgpack.Decoder(list[Signed]).decode
@@ -35,25 +33,20 @@ class Verifier:
         # Drained as they come, so the worker never blocks on a full pipe while batches go in.
         self._reader = threading.Thread(target=self._drain, name="athenaeum-verifier-reader", daemon=True)
         self._reader.start()
+        assert self._process.stdin is not None
         # Written by a thread too: a batch the worker has yet to take (it is still verifying
-        # the last) holds up its sender only once this many wait behind it.
-        self._writer = ThreadPoolExecutor(1, thread_name_prefix="athenaeum-verifier-writer")
-        self._writes: deque[Future[None]] = deque()
+        # the last) holds up the audit only once WAITING wait behind it.
+        self._batches = FrameWriter(self._process.stdin, WAITING, "athenaeum-verifier-writer")
         self._sent = 0
 
     def send(self, batch: list[Signed]) -> None:
-        assert self._process.stdin is not None
-        self._writes.append(self._writer.submit(write_frame, self._process.stdin, msgspec.msgpack.encode(batch)))
+        self._batches.send(msgspec.msgpack.encode(batch))
         self._sent += 1
-        while len(self._writes) > WAITING:
-            self._writes.popleft().result()
 
     def results(self) -> list[list[bool]]:
         """Each batch's answers, in the order sent; the worker then ends."""
         assert self._process.stdin is not None
-        while self._writes:
-            self._writes.popleft().result()
-        self._writer.shutdown()
+        self._batches.finish()
         self._process.stdin.close()
         self._reader.join()
         self._process.wait()
@@ -62,10 +55,10 @@ class Verifier:
         return self._answers
 
     def close(self) -> None:
-        self._writer.shutdown(wait=False, cancel_futures=True)
         if self._process.poll() is None:
             self._process.kill()
             self._process.wait()
+        self._batches.abandon()  # (a write under way fails at once: the worker is gone)
 
     def _drain(self) -> None:
         assert self._process.stdout is not None

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import msgspec
@@ -19,50 +17,43 @@ import uvloop
 from athenaeum.services.jetstream.client import JetStreamClient
 from athenaeum.services.jetstream.entries import Entry
 from athenaeum.services.jetstream.read_ahead import BATCH, Order
-from athenaeum.services.runtime.frames import write_frame
+from athenaeum.services.runtime.frames import FrameWriter, write_frame
 
-AHEAD = 2  # batches read and not yet taken from the pipe, at most, before reading waits
+AHEAD = 2  # batches queued behind the one being written, at most, before reading waits
 
 
-async def _read(order: Order, writer: ThreadPoolExecutor) -> None:
-    """Each batch is asked for before the last is written, and written by a thread: while the
-    audit works through one batch, the next is fetched and parsed (a write that blocked the
-    loop until the audit took it would leave the reading idle)."""
-    loop = asyncio.get_running_loop()
+async def _read(order: Order, frames: FrameWriter) -> None:
+    """Each batch is asked for before the last is sent, and written by a thread: while the audit
+    works through one batch, the next is fetched and parsed (a write that blocked the loop until
+    the audit took it would leave the reading idle)."""
     client = await JetStreamClient.connect(order.urls, order.timeout, order.name,
                                            Path(order.key) if order.key else None)
     reading = asyncio.ensure_future(client.read(order.stream, order.subject, order.start, BATCH))
-    writes: deque[asyncio.Future[None]] = deque()
     try:
         while True:
             messages, more = await reading
             if messages and more:
                 reading = asyncio.ensure_future(client.read(order.stream, order.subject, messages[-1].seq + 1, BATCH))
             if messages:
-                body = msgspec.msgpack.encode([Entry.of(message) for message in messages])
-                writes.append(loop.run_in_executor(writer, write_frame, sys.stdout.buffer, body))
-                while len(writes) > AHEAD:
-                    await writes.popleft()
+                frames.send(msgspec.msgpack.encode([Entry.of(message) for message in messages]))
             if not messages or not more:
-                break
-        while writes:
-            await writes.popleft()
+                return
     finally:
-        reading.cancel()  # (done already, unless writing failed: the pipe's reader left)
+        reading.cancel()  # (done already, unless sending failed: the pipe's reader left)
         await client.close()
 
 
 def main() -> None:
     order = msgspec.json.decode(sys.argv[1], type=Order)
-    with ThreadPoolExecutor(1, thread_name_prefix="athenaeum-read-ahead-writer") as writer:
-        try:
-            uvloop.run(_read(order, writer))
-            return
-        except Exception as error:  # noqa: BLE001  the reader's failure, told its starter as its last frame
-            failure = f"reading {order.stream} ahead failed: {error}"
-    # After the writer's last frame, whole: the thread is done once the pool is shut.
-    write_frame(sys.stdout.buffer, msgspec.msgpack.encode(failure))
-    sys.exit(1)
+    frames = FrameWriter(sys.stdout.buffer, AHEAD, "athenaeum-read-ahead-writer")
+    try:
+        uvloop.run(_read(order, frames))
+        frames.finish()
+        return
+    except Exception as error:  # noqa: BLE001  the reader's failure, told its starter as its last frame
+        frames.abandon()  # (the frame being written ends whole first)
+        write_frame(sys.stdout.buffer, msgspec.msgpack.encode(f"reading {order.stream} ahead failed: {error}"))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
