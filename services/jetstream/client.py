@@ -45,7 +45,7 @@ BATCH_RETRY_WAITS = (0.01, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 STREAM_NOT_FOUND = 10059
 STREAM_NAME_IN_USE = 10058
 NO_MESSAGE_FOUND = 10037
-STREAM_INFO_ATTEMPTS = 3
+STREAM_API_ATTEMPTS = 3
 # A replica behind the message a read must include catches up within milliseconds.
 CATCH_UP_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
@@ -184,13 +184,14 @@ class JetStreamClient:
         (see ``shape``); a reader refuses only a stream of another layout, which it cannot read.
         ``keeps_history``: a message gone from the stream is history lost (see ``shape.inspect``)."""
         name = config["name"]
-        info = await self._stream_info_patiently(str(name))
+        info = await self._api_patiently(f"STREAM.INFO.{name}", b"")
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND and not create:
             raise ProgrammingError(f"there is no stream {name} to read: is ATHENAEUM_STREAM right?")
         if info.get("error", {}).get("err_code") == STREAM_NOT_FOUND:
-            info = await self._api(f"STREAM.CREATE.{name}", msgspec.json.encode(config))
+            # Creating it again with the same configuration answers with the stream as it is.
+            info = await self._api_patiently(f"STREAM.CREATE.{name}", msgspec.json.encode(config))
             if info.get("error", {}).get("err_code") == STREAM_NAME_IN_USE:  # created meanwhile
-                info = await self._api(f"STREAM.INFO.{name}", b"")
+                info = await self._api_patiently(f"STREAM.INFO.{name}", b"")
         if "error" in info:
             raise ProgrammingError(f"stream {name}: {info['error'].get('description')}")
         if create:
@@ -215,15 +216,17 @@ class JetStreamClient:
             raise StreamDrift("; ".join(found.drift))
         return found.repairs
 
-    async def _stream_info_patiently(self, name: str) -> dict:
-        # A cluster busy placing a stream others are creating at the same moment may let an
-        # info request time out: ask again, within a bound.
-        for _ in range(STREAM_INFO_ATTEMPTS - 1):
+    async def _api_patiently(self, operation: str, payload: bytes) -> dict:
+        # A cluster busy placing a stream may let a request about it time out: an info asked
+        # while others create it, or the create itself while the stream's new replica group
+        # elects its leader (a missed first vote waits out an election timeout of seconds).
+        # Both may be asked again, within a bound.
+        for _ in range(STREAM_API_ATTEMPTS - 1):
             try:
-                return await self._api(f"STREAM.INFO.{name}", b"")
+                return await self._api(operation, payload)
             except RequestTimedOut as error:
-                log.info("stream info for %s: %s; asking again", name, error)
-        return await self._api(f"STREAM.INFO.{name}", b"")
+                log.info("%s: %s; asking again", operation, error)
+        return await self._api(operation, payload)
 
     async def append(self, messages: Sequence[Outgoing]) -> int:
         """Store ``messages`` atomically; return the stream sequence of the last one."""
