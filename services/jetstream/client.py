@@ -16,9 +16,9 @@ import asyncio
 import hashlib
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import msgspec
 import nats.errors
@@ -217,16 +217,7 @@ class JetStreamClient:
         return found.repairs
 
     async def _api_patiently(self, operation: str, payload: bytes) -> dict:
-        # A cluster busy placing a stream may let a request about it time out: an info asked
-        # while others create it, or the create itself while the stream's new replica group
-        # elects its leader (a missed first vote waits out an election timeout of seconds).
-        # Both may be asked again, within a bound.
-        for _ in range(STREAM_API_ATTEMPTS - 1):
-            try:
-                return await self._api(operation, payload)
-            except RequestTimedOut as error:
-                log.info("%s: %s; asking again", operation, error)
-        return await self._api(operation, payload)
+        return await patiently(lambda: self._api(operation, payload), RequestTimedOut, operation)
 
     async def append(self, messages: Sequence[Outgoing]) -> int:
         """Store ``messages`` atomically; return the stream sequence of the last one."""
@@ -385,6 +376,23 @@ class JetStreamClient:
             return await self._ask(subject, payload, headers)
         except _CONNECTION_ERRORS as error:
             raise OperationalError(f"NATS request on {subject} failed: {error!r}") from error
+
+
+Answer = TypeVar("Answer")
+
+
+async def patiently(ask: Callable[[], Awaitable[Answer]], timed_out: type[Exception], asking: str) -> Answer:
+    """A request about a stream's existence (its info, its creation), asked again, within a
+    bound, when it times out. A cluster busy placing a stream may let such a request time out:
+    an info asked while others create it, or the create itself while the new stream's replica
+    group elects its leader (a missed first vote waits out an election timeout of seconds).
+    Both may be asked again: a create of the same configuration answers with the stream."""
+    for _ in range(STREAM_API_ATTEMPTS - 1):
+        try:
+            return await ask()
+        except timed_out as error:
+            log.info("%s: %r; asking again", asking, error)
+    return await ask()
 
 
 class StreamDrift(ProgrammingError):

@@ -22,6 +22,7 @@ from datetime import datetime, timedelta, timezone
 from eventsourcing.persistence import Notification
 from nats.aio.client import Client
 from nats.js.api import AckPolicy, ConsumerConfig, StreamConfig
+from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import BadRequestError, NotFoundError
 
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
@@ -32,7 +33,7 @@ from athenaeum.services.commands.credentials import SERVICE, TIMER_ACTOR
 from athenaeum.services.timers.aging import DORMANCY, PAGE_AGING, approvals_offered, reassessment
 from athenaeum.services.timers.deadlines import PROPOSAL, RATIFICATION, Deadline
 from athenaeum.services.views.projection import PROJECTION as VIEWS_PROJECTION
-from athenaeum.services.jetstream.client import STREAM_NAME_IN_USE
+from athenaeum.services.jetstream.client import STREAM_NAME_IN_USE, patiently
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.jetstream.subjects import escape, unescape
 from athenaeum.services.views.read_models import ReadModelStore
@@ -81,7 +82,7 @@ class TimerService:
         config = StreamConfig(name=self.stream, subjects=[f"{self.stream}.>"], allow_msg_schedules=True,
                               num_replicas=self.replicas)
         try:
-            await self.js.add_stream(config)
+            await patiently(lambda: self.js.add_stream(config), NatsTimeout, f"creating {self.stream}")
         except BadRequestError as error:
             if error.err_code != STREAM_NAME_IN_USE:
                 raise

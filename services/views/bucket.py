@@ -36,7 +36,7 @@ from nats.js.errors import APIError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KV_DEL, KV_OP
 
 from athenaeum.projectors.views import Change
-from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE
+from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE, patiently
 from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.positions import LRU
 from athenaeum.services.jetstream.subjects import escape
@@ -98,15 +98,17 @@ class ViewBucket:
     async def open(cls, nc: Client, store: ReadModelStore, stream: str = "ATHENAEUM", replicas: int = 1) -> ViewBucket:
         """The bucket of the ledger in ``stream`` (another ledger on the same NATS has its own)."""
         js, config = nc.jetstream(), bucket_stream(stream, replicas)
+        name = str(config["name"])
         try:
-            await js.stream_info(str(config["name"]))
+            await patiently(lambda: js.stream_info(name), NatsTimeout, f"the info of {name}")
         except NotFoundError:
             # The bucket is made again from the views (reconciled at every start), so on one
             # replica its writes need not wait for the disk as the ledger's do: without an
             # fsync each, the five or so puts a vote makes cost the server a quarter as much.
             # (An existing bucket keeps its mode: the server cannot change it.)
             persisted = {"persist_mode": "async"} if replicas == 1 else {}
-            await js.add_stream(StreamConfig.from_response(config | persisted), allow_direct=True)
+            await patiently(lambda: js.add_stream(StreamConfig.from_response(config | persisted), allow_direct=True),
+                            NatsTimeout, f"creating {name}")
         return cls(js, bucket_of(stream), store, asyncio.get_running_loop(), stream)
 
     async def put(self, position: int, changes: Sequence[Change]) -> None:
