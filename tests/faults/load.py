@@ -24,13 +24,15 @@ Key = tuple[str, str]  # (actor, command_id): what the ledger must hold once per
 @dataclass
 class Sent:
     """What the load's clients were told: the commands acknowledged (at their positions), those
-    refused by a rule, those still unanswered when the load gave up, and how many sends were
-    repeats of one not answered."""
+    refused by a rule, those still unanswered when the load gave up, how many sends were
+    repeats of one not answered, and the longest any command waited for its answer (seconds,
+    from its first send)."""
 
     acknowledged: dict[Key, int] = field(default_factory=dict)
     refused: dict[Key, str] = field(default_factory=dict)
     unanswered: list[Key] = field(default_factory=list)
     repeats: int = 0
+    longest_wait: float = 0.0
 
 
 def shared_proposal(round_number: int) -> str:
@@ -122,6 +124,7 @@ class Load:
         """Until answered: no reply, or ``unavailable``, says to send it again with its id."""
         assert command.command_id is not None
         key = (client.actor, command.command_id)
+        first_sent = time.monotonic()
         while time.monotonic() < self._deadline:
             try:
                 reply = await client.send(command)
@@ -129,6 +132,7 @@ class Load:
                 reply = None
             if reply is not None and not _says_send_again(reply):
                 with self._progress:
+                    self.sent.longest_wait = max(self.sent.longest_wait, time.monotonic() - first_sent)
                     if reply.ok:
                         self.sent.acknowledged[key] = reply.position or 0
                     else:
