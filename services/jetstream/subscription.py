@@ -13,8 +13,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from queue import Empty
 
-from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, OperationalError, ShutDown
+from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification, OperationalError, ShutDown
 from nats.aio.msg import Msg
 
 from athenaeum.services.jetstream.connection import Connection
@@ -57,6 +58,23 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         notified = getattr(self, "_has_been_notified", None)
         if notified is not None:
             notified.set()
+
+    def ready(self, limit: int) -> list[Notification]:
+        """Up to ``limit`` more notifications that were read already, without waiting for any:
+        a follower then applies those that came together in one go."""
+        taken: list[Notification] = []
+        while len(taken) < limit:
+            if self._notifications_index == len(self._notifications):
+                try:
+                    self._notifications = self._notifications_queue.get_nowait()
+                except (Empty, ShutDown):
+                    break
+                self._notifications_queue.task_done()
+                self._notifications_index = 0
+            more = self._notifications[self._notifications_index:self._notifications_index + limit - len(taken)]
+            self._notifications_index += len(more)
+            taken += more
+        return taken
 
     def stop(self) -> None:
         try:

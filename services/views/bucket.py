@@ -35,7 +35,6 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import APIError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KV_DEL, KV_OP
 
-from athenaeum.projectors.views import Change
 from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE, patiently
 from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.positions import LRU
@@ -43,7 +42,7 @@ from athenaeum.services.jetstream.subjects import escape
 from athenaeum.services.runtime.metrics import KV_RECONCILIATIONS, KV_REPAIRS
 from athenaeum.services.views.bucket_entries import POSITION, Entry, entries_watched, entry_of
 from athenaeum.services.views.projection import PROJECTION
-from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.services.views.read_models import ReadModelStore, Written
 
 BUCKET = "athenaeum-views"
 # Each race lost is to a write from a later position than the entry held, so the races any
@@ -111,19 +110,18 @@ class ViewBucket:
                             NatsTimeout, f"creating {name}")
         return cls(js, bucket_of(stream), store, asyncio.get_running_loop(), stream)
 
-    async def put(self, position: int, changes: Sequence[Change]) -> None:
-        """Write the changes the event at ``position`` made (each to a key of its own, so at once)."""
-        await self._write_all({kv_key(change.view, change.key): (position, _encoded(change.document))
-                               for change in changes})
+    async def put(self, position: int, changes: Sequence[Written]) -> None:
+        """Write the changes the views recorded at ``position`` (each to a key of its own, so at once)."""
+        await self._write_all({kv_key(change.view, change.key): (position, change.json) for change in changes})
 
-    def put_from_thread(self, position: int, changes: Sequence[Change]) -> None:
+    def put_from_thread(self, position: int, changes: Sequence[Written]) -> None:
         """For the projector's thread, which does not wait for the bucket: the changes join
         those waiting to be written, where a key's change from a later position replaces an
         earlier one (watchers of a key see its latest value, perhaps not every one between),
         and a writer on the loop writes them. A write that fails is made good by reconciling
         the bucket with the views, tried until it works: the record it missed may never change
         again."""
-        entries = {kv_key(change.view, change.key): (position, _encoded(change.document)) for change in changes}
+        entries = {kv_key(change.view, change.key): (position, change.json) for change in changes}
         self.loop.call_soon_threadsafe(self._wait_to_write, entries, position)
 
     def _wait_to_write(self, entries: dict[str, tuple[int, bytes | None]], position: int) -> None:
@@ -308,6 +306,3 @@ class ViewBucket:
             return None
         return entry_of(msg.headers, msg.seq, msg.data)
 
-
-def _encoded(document: object | None) -> bytes | None:
-    return None if document is None else msgspec.json.encode(document)

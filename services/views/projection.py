@@ -1,5 +1,12 @@
-"""The projector service: follows the ledger into the read models, one event at a time,
-recording each view change with its position in one transaction."""
+"""The projector service: follows the ledger into the read models, recording the view changes
+of the events it reads with their position in one transaction.
+
+The events read together (those that came while the last were applied, up to ``BATCH``) are
+applied together: each sees the views as the ones before it left them, and each document they
+change is written once, at the position of the last. The documents the runner reads and writes
+are kept in memory while it is the views' only writer, which each write checks (it claims the
+views at the position the runner last recorded); a replica's write in between makes it forget
+them and apply those events one at a time, on the views as they are."""
 
 from __future__ import annotations
 
@@ -16,10 +23,14 @@ from eventsourcing.persistence import Notification
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
 from athenaeum.events import Event, UnknownEventTag
 from athenaeum.projectors.registry import PROJECTORS
-from athenaeum.projectors.views import Change, project_all
-from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.projectors.views import Change, Document, Lookup, project_all
+from athenaeum.services.jetstream.positions import LRU
+from athenaeum.services.jetstream.subscription import JetStreamSubscription
+from athenaeum.services.views.read_models import ReadModelStore, Written
 
 PROJECTION = "views"
+BATCH = 250  # events applied in one transaction at most: a read waiting for the first waits for them all
+DOCUMENTS_KEPT = 4096  # documents kept in memory (a vote touches three)
 log = logging.getLogger(__name__)
 
 
@@ -28,17 +39,21 @@ class ProjectionRunner:
         self,
         app: AthenaeumApplication,
         store: ReadModelStore,
-        on_change: Callable[[int, Sequence[Change]], None] = lambda position, changes: None,
+        on_change: Callable[[int, Sequence[Written]], None] = lambda position, changes: None,
     ) -> None:
         self.app = app
         self.store = store
         self.on_change = on_change
         self.position = store.position(PROJECTION) or 0
+        # Where this runner last recorded the views, and the documents as they stand there
+        # (each as a 1-tuple: (None,) is a document known to be absent).
+        self._recorded = self.position
+        self._documents: LRU[tuple[str, str], tuple[Document | None]] = LRU(DOCUMENTS_KEPT)
         self._lock = threading.Lock()
         # Readers waiting for a position, soonest first: (position, ticket, their loop, future).
         self._waiters: list[tuple[int, int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._tickets = itertools.count()
-        self._subscription = app.recorder.subscribe(gt=self.position)
+        self._subscription: JetStreamSubscription = app.recorder.subscribe(gt=self.position)  # type: ignore[assignment]
         self._thread = threading.Thread(target=self._run, name="athenaeum-projector", daemon=True)
         self.error: BaseException | None = None
 
@@ -50,16 +65,62 @@ class ProjectionRunner:
         try:
             with self._subscription:
                 for notification in self._subscription:
-                    event = self._decoded(notification)
-                    changes = [] if event is None else self._project(event, notification.id)
-                    applied = self.store.apply(PROJECTION, notification.id, changes)
-                    self._advance(notification.id)
-                    if applied:
-                        self._publish(notification.id, changes)
+                    self._apply([notification, *self._subscription.ready(BATCH - 1)])
         except BaseException as error:
             log.exception("the projector stopped")
             self.error = error
             self._advance(self.position)
+
+    def _apply(self, notifications: Sequence[Notification]) -> None:
+        """The notifications' changes, recorded together at the last one's position unless
+        another writer moved the views since this runner last recorded them."""
+        # Those a replica applied already (the views were last seen past them) are passed over:
+        # the views hold them, and the rest are applied on those views.
+        unapplied = [notification for notification in notifications if notification.id > self._recorded]
+        if not unapplied:
+            self._advance(notifications[-1].id)
+            return
+        changed: dict[tuple[str, str], Change] = {}
+
+        def lookup(view: str, key: str) -> Document | None:
+            change = changed.get((view, key))
+            return self._document(view, key) if change is None else change.document
+
+        for notification in unapplied:
+            for change in self._changes(notification, lookup):
+                changed[(change.view, change.key)] = change
+        position, written = unapplied[-1].id, [Written.of(change) for change in changed.values()]
+        if not self.store.apply(PROJECTION, position, written, after=self._recorded):
+            self._documents = LRU(DOCUMENTS_KEPT)  # a replica wrote: they may be out of date
+            self._apply_each(unapplied)
+            return
+        self._recorded = position
+        for (view, key), change in changed.items():
+            self._documents.put((view, key), (change.document,))
+        self._advance(position)
+        self._publish(position, written)
+
+    def _apply_each(self, notifications: Sequence[Notification]) -> None:
+        """One at a time, each on the views as they are, as replicas sharing them do: an event
+        another got to first is passed over."""
+        for notification in notifications:
+            written = [Written.of(change) for change in self._changes(notification, self.store.get)]
+            applied = self.store.apply(PROJECTION, notification.id, written)
+            self._advance(notification.id)
+            if applied:
+                self._publish(notification.id, written)
+        self._recorded = self.store.position(PROJECTION) or 0
+
+    def _document(self, view: str, key: str) -> Document | None:
+        kept = self._documents.get((view, key))
+        if kept is None:
+            kept = (self.store.get(view, key),)
+            self._documents.put((view, key), kept)
+        return kept[0]
+
+    def _changes(self, notification: Notification, lookup: Lookup) -> list[Change]:
+        event = self._decoded(notification)
+        return [] if event is None else self._project(event, notification.id, lookup)
 
     def _decoded(self, notification: Notification) -> Event | None:
         # History that does not decode is the audit's to report; the views move past it.
@@ -69,17 +130,17 @@ class ProjectionRunner:
             log.exception("position %d does not decode; the views skip it", notification.id)
             return None
 
-    def _project(self, event: Event, position: int) -> list[Change]:
+    def _project(self, event: Event, position: int, lookup: Lookup) -> list[Change]:
         # A projector is a pure fold: one that raises on an event would raise on it forever,
         # so it is skipped (the audit finds the view that misses it) rather than stopping
         # every view for good. The store's own errors still stop the runner.
         try:
-            return project_all(PROJECTORS, event, self.store.get)
+            return project_all(PROJECTORS, event, lookup)
         except Exception:  # noqa: BLE001
             log.exception("a projector failed on %s at position %d; its changes are skipped", event.tag, position)
             return []
 
-    def _publish(self, position: int, changes: Sequence[Change]) -> None:
+    def _publish(self, position: int, changes: Sequence[Written]) -> None:
         # The views are the record; a key the mirror missed is repaired by its next change, or
         # by the reconciliation at the next start.
         try:

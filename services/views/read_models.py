@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 from eventsourcing.persistence import OperationalError
@@ -75,6 +75,19 @@ class _PostgreSQL:
     def transaction(self) -> Iterator[Any]:
         with self.connection.transaction(), self.connection.cursor() as cursor:
             yield cursor
+
+
+class Written(NamedTuple):
+    """A view change as it is stored: its document's JSON (None: the document is removed),
+    encoded once for the read models and the KV bucket alike."""
+
+    view: str
+    key: str
+    json: bytes | None
+
+    @classmethod
+    def of(cls, change: Change) -> Written:
+        return cls(change.view, change.key, None if change.document is None else msgspec.json.encode(change.document))
 
 
 def scheme_of(url: str) -> str:
@@ -163,24 +176,32 @@ class ReadModelStore:
             row = cursor.fetchone()
         return None if row is None else int(row[0])
 
-    def apply(self, projection: str, position: int, changes: Sequence[Change]) -> bool:
-        """Record ``changes`` and ``position`` atomically. A position not past the recorded
-        one (another replica got there first) is skipped, so an event never applies twice;
-        returns whether it applied."""
+    def apply(self, projection: str, position: int, changes: Sequence[Written], after: int | None = None) -> bool:
+        """Record ``changes`` and ``position`` atomically; whether they were recorded. Without
+        ``after``, a position not past the recorded one (another replica got there first) is
+        skipped, so an event never applies twice. With it, they are recorded only where the
+        projection stands at ``after`` (0: nowhere yet), as it did when they were worked out: a
+        projector that keeps the views it wrote in memory so learns that nobody else wrote since."""
         with self._transaction() as cursor:
             # Claim the position before writing anything. One statement that moves it forward
-            # only past a lower one: PostgreSQL locks the row and re-reads it if a replica moved
+            # only from where it was: PostgreSQL locks the row and re-reads it if a replica moved
             # it meanwhile, where a SELECT then a write would let both replicas through.
-            cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND position < ?"),
-                           (position, projection, position))
+            if after is None:
+                cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND "
+                                         "position < ?"), (position, projection, position))
+            else:
+                cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND "
+                                         "position = ?"), (position, projection, after))
             if cursor.rowcount == 0:
+                if after:
+                    return False  # moved from where it was
                 cursor.execute(self._sql(
                     "INSERT INTO athenaeum_positions (projection, position) VALUES (?, ?) ON CONFLICT DO NOTHING"),
                     (projection, position))
                 if cursor.rowcount == 0:
                     return False  # at or past it already
             for change in changes:
-                if change.document is None:
+                if change.json is None:
                     cursor.execute(self._sql("DELETE FROM athenaeum_views WHERE view = ? AND key = ?"), (change.view, change.key))
                 else:
                     cursor.execute(
@@ -188,7 +209,7 @@ class ReadModelStore:
                             "INSERT INTO athenaeum_views (view, key, document) VALUES (?, ?, ?) "
                             "ON CONFLICT (view, key) DO UPDATE SET document = excluded.document"
                         ),
-                        (change.view, change.key, msgspec.json.encode(change.document).decode()),
+                        (change.view, change.key, change.json.decode()),
                     )
         return True
 

@@ -11,8 +11,13 @@ import pytest
 from eventsourcing.persistence import OperationalError
 
 from athenaeum.projectors.views import Change
-from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.services.views.read_models import ReadModelStore, Written
 from tests.postgres import with_options
+
+
+def written(*changes: Change) -> list[Written]:
+    return [Written.of(change) for change in changes]
+
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadModelStore]:
@@ -30,15 +35,15 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ReadModelS
 
 def test_changes_and_their_position_are_recorded_together(store: ReadModelStore) -> None:
     assert store.position("views") is None
-    store.apply("views", 3, [Change("v", "a", {"n": 1}), Change("v", "b", {"n": 2})])
+    store.apply("views", 3, written(Change("v", "a", {"n": 1}), Change("v", "b", {"n": 2})))
     assert store.get("v", "a") == {"n": 1} and store.position("views") == 3
-    store.apply("views", 5, [Change("v", "a", {"n": 9}), Change("v", "b", None)])
+    store.apply("views", 5, written(Change("v", "a", {"n": 9}), Change("v", "b", None)))
     assert store.get("v", "a") == {"n": 9} and store.get("v", "b") is None
 
 
 def test_a_views_documents_come_with_the_position_they_reflect(store: ReadModelStore) -> None:
     assert store.documents_at("v", "views") == ({}, None)
-    store.apply("views", 4, [Change("v", "a", {"n": 1}), Change("w", "x", {"n": 2})])
+    store.apply("views", 4, written(Change("v", "a", {"n": 1}), Change("w", "x", {"n": 2})))
     assert store.documents_at("v", "views") == ({"a": {"n": 1}}, 4)
     assert store.documents_at("empty", "views") == ({}, 4)
 
@@ -51,7 +56,7 @@ def test_replicas_sharing_the_store_apply_each_event_once_and_in_order(store: Re
 
     def follow(follower: ReadModelStore) -> None:
         for position in range(1, 151):  # each replica folds every event, as projector replicas do
-            if follower.apply("race", position, [Change("v", "k", {"n": position})]):
+            if follower.apply("race", position, written(Change("v", "k", {"n": position}))):
                 applied.append(position)
 
     try:
@@ -64,15 +69,24 @@ def test_replicas_sharing_the_store_apply_each_event_once_and_in_order(store: Re
 
 
 def test_an_event_never_applies_twice(store: ReadModelStore) -> None:
-    assert store.apply("views", 7, [Change("v", "a", {"n": 1})])
-    assert not store.apply("views", 7, [Change("v", "a", {"n": 2})])
+    assert store.apply("views", 7, written(Change("v", "a", {"n": 1})))
+    assert not store.apply("views", 7, written(Change("v", "a", {"n": 2})))
     assert store.get("v", "a") == {"n": 1} and store.position("views") == 7
 
 
 def test_a_failed_apply_writes_nothing(store: ReadModelStore) -> None:
-    with pytest.raises(TypeError):
-        store.apply("views", 1, [Change("v", "a", {"n": 1}), Change("v", "b", {"bad": object()})])
+    with pytest.raises(UnicodeDecodeError):
+        store.apply("views", 1, [*written(Change("v", "a", {"n": 1})), Written("v", "b", b"\xff")])
     assert store.get("v", "a") is None and store.position("views") is None
+
+
+def test_changes_claimed_after_a_position_are_recorded_only_where_the_views_stand_there(store: ReadModelStore) -> None:
+    assert store.apply("views", 4, written(Change("v", "a", {"n": 1})), after=0)  # nowhere yet
+    assert not store.apply("views", 6, written(Change("v", "a", {"n": 2})), after=0)
+    assert store.apply("views", 6, written(Change("v", "a", {"n": 3})), after=4)
+    assert store.apply("views", 7, [])  # a replica's event
+    assert not store.apply("views", 9, written(Change("v", "a", {"n": 4})), after=6)
+    assert store.get("v", "a") == {"n": 3} and store.position("views") == 7
 
 
 def test_a_reader_opens_only_read_models_that_exist_and_changes_nothing(tmp_path: Path) -> None:
@@ -83,7 +97,7 @@ def test_a_reader_opens_only_read_models_that_exist_and_changes_nothing(tmp_path
     with pytest.raises(OperationalError, match="cannot read the read models"):
         ReadModelStore(str(tmp_path / "other.sqlite"), create=False)
     writer = ReadModelStore(str(tmp_path / "views.sqlite"))
-    writer.apply("views", 3, [Change("v", "a", {"n": 1})])
+    writer.apply("views", 3, written(Change("v", "a", {"n": 1})))
     reader = ReadModelStore(str(tmp_path / "views.sqlite"), create=False)
     assert reader.get("v", "a") == {"n": 1}
     with pytest.raises(sqlite3.OperationalError, match="readonly"):

@@ -20,7 +20,11 @@ from athenaeum.services.jetstream.client import JetStreamClient
 from athenaeum.services.runtime.nats_server import NatsServer
 from athenaeum.services.views.bucket import POSITION, ViewBucket, bucket_of
 from athenaeum.services.views.bucket_entries import Entry, entries_got, entries_watched
-from athenaeum.services.views.read_models import ReadModelStore
+from athenaeum.services.views.read_models import ReadModelStore, Written
+
+
+def written(*changes: Change) -> list[Written]:
+    return [Written.of(change) for change in changes]
 
 T = TypeVar("T")
 
@@ -58,10 +62,10 @@ def test_puts_arriving_out_of_ledger_order_keep_the_newest(nats_server: NatsServ
             return raw.headers[POSITION], raw.seq
 
         # Two replicas applied positions 10 and 11; the put of 11 arrived first.
-        await bucket.put(11, [Change("ratifications", "adr-7", {"status": "RATIFIED"}), Change("pending", "bob", None)])
+        await bucket.put(11, written(Change("ratifications", "adr-7", {"status": "RATIFIED"}), Change("pending", "bob", None)))
         first = await stamp()
-        await bucket.put(10, [Change("ratifications", "adr-7", {"status": "OPEN"}), Change("pending", "bob", {"items": [1]})])
-        await bucket.put(11, [Change("ratifications", "adr-7", {"status": "RATIFIED"})])  # both replicas put 11
+        await bucket.put(10, written(Change("ratifications", "adr-7", {"status": "OPEN"}), Change("pending", "bob", {"items": [1]})))
+        await bucket.put(11, written(Change("ratifications", "adr-7", {"status": "RATIFIED"})))  # both replicas put 11
         return await contents(bucket), [first, await stamp()]
 
     held, stamps = with_bucket(nats_server.url, scenario)
@@ -80,13 +84,13 @@ def test_writes_racing_on_one_key_leave_the_latest_position_whatever_their_order
 
 def test_an_entry_from_before_entries_had_positions_is_stamped_at_start(nats_server: NatsServer, tmp_path: Path) -> None:
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
-    store.apply("views", 7, [Change("pending", "alice", {"items": [1]})])
+    store.apply("views", 7, written(Change("pending", "alice", {"items": [1]})))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
         await kv.put("pending.alice", b'{"items":[1]}')  # as the views say, but with no position
         await kv.put("_mirror.position", b"7")  # the mark entries kept before
         await bucket.catch_up(7)
-        await bucket.put(2, [Change("pending", "alice", {"items": []})])  # views rebuilding from the start
+        await bucket.put(2, written(Change("pending", "alice", {"items": []})))  # views rebuilding from the start
         return await contents(bucket)
 
     try:
@@ -99,17 +103,17 @@ def test_a_bucket_left_behind_is_reconciled_and_views_behind_it_leave_it_alone(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
-    store.apply("views", 7, [Change("pending", "alice", {"items": [1]}), Change("fleet/quorum", "0000BEEF", {"s": 2})])
+    store.apply("views", 7, written(Change("pending", "alice", {"items": [1]}), Change("fleet/quorum", "0000BEEF", {"s": 2})))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], dict[str, bytes]]:
         # What a crash leaves: a change the views committed and the bucket never got, a
         # document the views removed, and an entry from before entries said their position.
-        await bucket.put(5, [Change("pending", "alice", {"items": []}), Change("pending", "gone", {})])
+        await bucket.put(5, written(Change("pending", "alice", {"items": []}), Change("pending", "gone", {})))
         await kv.put("pending.legacy", b"{}")
         await bucket.catch_up(7)
         reconciled = await contents(bucket)
         # A replica further on wrote alice at 9; views still at 5 (rebuilding) must not roll it back.
-        await bucket.put(9, [Change("pending", "alice", {"items": [2]})])
+        await bucket.put(9, written(Change("pending", "alice", {"items": [2]})))
         await mirroring(bucket, ReadModelStore(str(tmp_path / "empty.sqlite"))).catch_up(5)
         return reconciled, await contents(bucket)
 
@@ -125,7 +129,7 @@ def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
     nats_server: NatsServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
-    store.apply("views", 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
+    store.apply("views", 4, written(Change("ratifications", "adr-1", {"status": "ratified"})))
     monkeypatch.setattr("athenaeum.services.views.bucket.REPAIR_WAITS", (0, 0))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> dict[str, bytes]:
@@ -134,7 +138,7 @@ def test_a_put_that_failed_is_made_good_from_the_views_without_a_restart(
 
         working = bucket.write
         bucket.write = unreachable  # type: ignore[method-assign]
-        await asyncio.to_thread(bucket.put_from_thread, 4, [Change("ratifications", "adr-1", {"status": "ratified"})])
+        await asyncio.to_thread(bucket.put_from_thread, 4, written(Change("ratifications", "adr-1", {"status": "ratified"})))
         await bucket.flush()
         bucket.write = working  # type: ignore[method-assign]
         assert bucket.repair is not None  # scheduled once the put handed over by the projector's thread failed
@@ -153,8 +157,8 @@ def test_the_projector_hands_changes_over_without_waiting_and_the_latest_of_each
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], str]:
         def project() -> None:  # the projector's thread, one event after another
             for position in range(1, 51):
-                bucket.put_from_thread(position, [Change("pending", "bob", {"items": [position]}),
-                                                  Change("pending", f"agent-{position % 3}", {"n": position})])
+                bucket.put_from_thread(position, written(Change("pending", "bob", {"items": [position]}),
+                                                  Change("pending", f"agent-{position % 3}", {"n": position})))
 
         await asyncio.to_thread(project)
         await bucket.flush()
@@ -182,8 +186,8 @@ def test_forged_entries_are_replaced_and_a_replica_further_on_is_left_alone(
     nats_server: NatsServer, tmp_path: Path
 ) -> None:
     store = ReadModelStore(str(tmp_path / "views.sqlite"))
-    store.apply("views", 5, [Change("fleet/quorum", "0000BEEF", {"status": "accepted"}),
-                             Change("pending", "bob", {"items": [1]})])
+    store.apply("views", 5, written(Change("fleet/quorum", "0000BEEF", {"status": "accepted"}),
+                             Change("pending", "bob", {"items": [1]})))
 
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], dict[str, bytes]]:
         await forge(bucket, {
@@ -194,8 +198,8 @@ def test_forged_entries_are_replaced_and_a_replica_further_on_is_left_alone(
         }, head=20)
         await bucket.catch_up(5)
         at_start = await contents(bucket)
-        store.apply("views", 15, [Change("pending", "carol", {"items": [2]})])  # the views reach them
-        await asyncio.to_thread(bucket.put_from_thread, 15, [Change("pending", "carol", {"items": [2]})])
+        store.apply("views", 15, written(Change("pending", "carol", {"items": [2]})))  # the views reach them
+        await asyncio.to_thread(bucket.put_from_thread, 15, written(Change("pending", "carol", {"items": [2]})))
         await bucket.flush()
         return at_start, await contents(bucket)
 
@@ -213,8 +217,8 @@ def test_a_put_lands_over_an_entry_that_claims_a_position_past_the_ledger(nats_s
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, bytes], str]:
         await forge(bucket, {"ratifications.adr-7": (10**9, b'{"status":"RATIFIED"}'),
                              "ratifications.adr-8": (9, b'{"status":"OPEN"}')}, head=20)
-        await bucket.put(6, [Change("ratifications", "adr-7", {"status": "OPEN"}),
-                             Change("ratifications", "adr-8", {"status": "RATIFIED"})])
+        await bucket.put(6, written(Change("ratifications", "adr-7", {"status": "OPEN"}),
+                             Change("ratifications", "adr-8", {"status": "RATIFIED"})))
         raw = await bucket.js.get_msg(bucket.stream, subject=bucket.prefix + "ratifications.adr-7")
         return await contents(bucket), raw.headers[POSITION]
 
@@ -227,8 +231,8 @@ def test_a_put_lands_over_an_entry_that_claims_a_position_past_the_ledger(nats_s
 def test_an_auditor_reads_the_whole_bucket_with_message_gets_alone(nats_server: NatsServer) -> None:
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[dict[str, Entry] | None, dict[str, Entry], None]:
         for position in range(1, 120):  # keys put again and again leave gaps in the stream
-            await bucket.put(position, [Change("pending", f"agent-{position % 7}", {"n": position}),
-                                        Change("pending", "gone", None if position % 2 else {"n": position})])
+            await bucket.put(position, written(Change("pending", f"agent-{position % 7}", {"n": position}),
+                                        Change("pending", "gone", None if position % 2 else {"n": position})))
         await kv.put("pending.unstamped", b"{}")
         await bucket.js.publish(bucket.prefix + "pending.odd", b"{}", headers={POSITION: "x1"}, stream=bucket.stream)
         client = await JetStreamClient.connect([nats_server.url], 5.0, name="auditor")
@@ -249,7 +253,7 @@ def test_a_new_bucket_on_one_replica_does_not_wait_for_the_disk(nats_server: Nat
     """Made again from the views at every start, the bucket is written without an fsync per put
     (the ledger keeps them); a KV client still binds to it, and reads and watches it."""
     async def scenario(bucket: ViewBucket, kv: KeyValue) -> tuple[str | None, bytes]:
-        await bucket.put(3, [Change("ratifications", "adr-7", {"status": "open"})])
+        await bucket.put(3, written(Change("ratifications", "adr-7", {"status": "open"})))
         info = await bucket.js.stream_info(bucket.stream)
         return info.config.persist_mode, (await kv.get("ratifications.adr-7")).value
 

@@ -1,0 +1,107 @@
+"""The projector service's runner: events read together are applied together, and a replica
+sharing the views never has them rolled back by what a runner kept in memory."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from athenaeum.aggregates.application import AthenaeumApplication
+from athenaeum.aggregates.context import Context
+from athenaeum.aggregates.rules import Stamp
+from athenaeum.events import family_id
+from athenaeum.events.quorum import ProposalAcked, ProposalOpened
+from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
+from athenaeum.projectors import pending_work
+from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
+from athenaeum.services.views.read_models import ReadModelStore, Written
+from tests.services.conftest import until
+
+NOW = datetime.now(timezone.utc)
+ROSTER = ("alice", "bob", "carol")
+
+
+def frozen(topic: str) -> ArtifactFrozen:
+    return Stamp(topic, 0, Context(actor="alice", now=NOW, command_id=uuid.uuid4().hex))(
+        ArtifactFrozen, initiator="alice", artifact="a", artifact_sha256="s", artifact_origin="inline",
+        roster=ROSTER, mode=Mode.STANDARD, expires_at=NOW + timedelta(days=3))
+
+
+def voted(topic: str, version: int, agent: str) -> VoteCast:
+    return Stamp(topic, version, Context(actor=agent, now=NOW, command_id=uuid.uuid4().hex))(
+        VoteCast, agent=agent, decision=Decision.SIGN, artifact_sha256="s")
+
+
+ELECTORATE = tuple(f"agent-{n}" for n in range(16))
+
+
+def opened(proposal: str) -> ProposalOpened:
+    return Stamp(family_id("quorum", proposal), 0, Context(actor="alice", now=NOW, command_id=uuid.uuid4().hex))(
+        ProposalOpened, proposer="alice", text="t", electorate=ELECTORATE, threshold=len(ELECTORATE),
+        total=len(ELECTORATE), deadline=NOW + timedelta(days=3))
+
+
+def acked(proposal: str, version: int, agent: str) -> ProposalAcked:
+    return Stamp(family_id("quorum", proposal), version, Context(actor=agent, now=NOW, command_id=uuid.uuid4().hex))(
+        ProposalAcked, agent=agent)
+
+
+def views(store: ReadModelStore) -> dict[str, dict]:
+    return {view: store.documents(view) for view in store.views()}
+
+
+def caught_up(runners: Sequence[ProjectionRunner], app: AthenaeumApplication) -> None:
+    head = app.recorder.max_notification_id()
+    assert until(lambda: [runner.position for runner in runners], lambda at: min(at) >= head) == [head] * len(runners)
+
+
+def test_events_read_together_are_applied_together_each_on_the_views_the_ones_before_left(
+        store_env: dict[str, str], tmp_path: Path) -> None:
+    topic = f"adr-{uuid.uuid4().hex[:8]}"
+    handed: list[tuple[int, list[Written]]] = []
+    with AthenaeumApplication(env=store_env) as app:
+        # Saved before the runner starts: it reads them in one go.
+        app.save(frozen(topic), voted(topic, 1, "alice"), voted(topic, 2, "bob"))
+        store = ReadModelStore(str(tmp_path / "views.sqlite"))
+        runner = ProjectionRunner(app, store, on_change=lambda position, changes: handed.append((position, changes)))
+        runner.start()
+        try:
+            caught_up([runner], app)
+        finally:
+            runner.stop()
+        pending = {agent: [item["id"] for item in store.get(pending_work.VIEW, agent)["items"]] for agent in ROSTER}
+        assert pending == {"alice": [], "bob": [], "carol": [topic]}
+        head = app.recorder.max_notification_id()
+        assert store.position(PROJECTION) == head
+        # One write of each document changed, at the last position, handed to the bucket once.
+        [(position, changes)] = handed
+        assert position == head
+        assert len({(change.view, change.key) for change in changes}) == len(changes)
+        store.close()
+
+
+def test_replicas_sharing_the_views_leave_them_as_one_runner_alone_would(
+        store_env: dict[str, str], tmp_path: Path) -> None:
+    shared = str(tmp_path / "shared.sqlite")
+    with AthenaeumApplication(env=store_env) as app:
+        stores = [ReadModelStore(shared), ReadModelStore(shared), ReadModelStore(str(tmp_path / "alone.sqlite"))]
+        runners = [ProjectionRunner(app, store).start() for store in stores]
+        try:
+            # Each ack adds its agent to the proposal's list: applied twice (on a document kept
+            # in memory by a runner after its replica had applied it), it would show twice.
+            proposals = [f"p{n}-{uuid.uuid4().hex[:6]}" for n in range(6)]
+            for proposal in proposals:
+                app.save(opened(proposal))
+            for version, agent in enumerate(ELECTORATE, start=1):
+                for proposal in proposals:
+                    app.save(acked(proposal, version, agent))
+            caught_up(runners, app)
+        finally:
+            for runner in runners:
+                runner.stop()
+        assert views(stores[0]) == views(stores[2])
+        assert stores[0].position(PROJECTION) == stores[2].position(PROJECTION)
+        for store in stores:
+            store.close()
