@@ -2,18 +2,21 @@
 
 It pulls with direct gets, like eventsourcing's LISTEN/NOTIFY subscriptions on PostgreSQL:
 a core NATS subscription on the event subjects wakes it as soon as anything is published.
-A batch's messages are published before the stream commits them, so a wake-up that finds
-nothing new pulls again after a few milliseconds; a slow poll covers what no wake-up reports
-(a reconnect). A lost connection is retried until ``resume_timeout`` runs out, then the
-iterator raises a clear error instead of waiting forever.
+The pulls run on the recorder's own loop, where the wake-ups arrive, and hand what they read
+to the iterating thread: no thread of their own between a wake-up and its pull. A batch's
+messages are published before the stream commits them, so a wake-up that finds nothing new
+pulls again after a few milliseconds (sooner when the batch's last message wakes it); a slow
+poll covers what no wake-up reports (a reconnect). A lost connection is retried until
+``resume_timeout`` runs out, then the iterator raises a clear error instead of waiting forever.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Sequence
-from queue import Empty
+from queue import Empty, Full
 
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification, OperationalError, ShutDown
 from nats.aio.msg import Msg
@@ -24,8 +27,11 @@ from athenaeum.services.jetstream.notifications import scan
 
 POLL_INTERVAL = 0.25
 # After a wake-up that found nothing: an atomic batch commits within milliseconds of its
-# last message being published.
-COMMIT_WAITS = (0.002, 0.01, 0.05)
+# last message being published (on one node, staging it costs the server about 3 ms).
+COMMIT_WAITS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.05)
+BATCH_ID = "Nats-Batch-Id"
+BATCH_COMMIT = "Nats-Batch-Commit"
+HAND_OVER_WAIT = 0.005  # seconds between looks at a full queue: the iterating thread is behind
 RESUME_TIMEOUT = 30.0
 
 
@@ -46,18 +52,20 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         self.resume_timeout = resume_timeout
         self._stopped = threading.Event()
         self._pace = pace
-        self._wake_up = None if pace is not None else connection.run(
-            connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
         self._connection = connection
         self._log = log
+        self._woken = asyncio.Event()  # set on the loop, by a wake-up or by ``stop``
+        self._wake_up = None if pace is not None else connection.run(
+            connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
         super().__init__(recorder=recorder, gt=gt, topics=topics)
 
     async def _on_append(self, msg: Msg) -> None:
-        # The wake-up subscription exists before the base class creates this event, so that
-        # nothing appended between the first pull and the subscription goes unnoticed.
-        notified = getattr(self, "_has_been_notified", None)
-        if notified is not None:
-            notified.set()
+        # A batch's messages before its last cannot be read before it commits: the last one
+        # wakes the pull. (The subscription exists before the first pull, so that nothing
+        # appended in between goes unnoticed.)
+        headers = msg.headers
+        if not headers or BATCH_ID not in headers or BATCH_COMMIT in headers:
+            self._woken.set()
 
     def ready(self, limit: int) -> list[Notification]:
         """Up to ``limit`` more notifications that were read already, without waiting for any:
@@ -80,32 +88,50 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         try:
             if not self._stopped.is_set():
                 self._stopped.set()
-                if self._wake_up is not None and not self._connection.client.nc.is_closed:
-                    self._connection.run(self._wake_up.unsubscribe())
+                if not self._connection.client.nc.is_closed:
+                    self._connection.run(self._stop_following())
         finally:
             super().stop()
 
+    async def _stop_following(self) -> None:
+        self._woken.set()
+        if self._wake_up is not None:
+            await self._wake_up.unsubscribe()
+
     def _loop_on_pull(self) -> None:
+        """The base class's pull thread: it waits while the pulls run on the loop."""
         try:
-            self._pull()
-            while not self._has_been_stopped:
-                woken = self._has_been_notified.wait(timeout=self._pace or POLL_INTERVAL)
-                before = self._last_notification_id
-                self._pull()
-                for pause in COMMIT_WAITS if woken else ():
-                    if self._last_notification_id != before or self._stopped.wait(pause):
-                        break
-                    self._pull()
+            self._connection.run(self._follow())
         except BaseException as error:  # handed to the iterating thread by __next__
             if self._thread_error is None:
                 self._thread_error = error
             self.stop()
 
-    def _pull(self) -> None:
+    async def _follow(self) -> None:
+        await self._pull()
+        while not self._stopped.is_set():
+            woken = await self._wait(self._pace or POLL_INTERVAL)
+            before = self._last_notification_id
+            await self._pull()
+            for pause in COMMIT_WAITS if woken else ():
+                if self._last_notification_id != before or self._stopped.is_set():
+                    break
+                await self._wait(pause)  # a batch's last message ends the pause
+                await self._pull()
+
+    async def _wait(self, timeout: float) -> bool:
+        """Whether a wake-up came within ``timeout`` seconds."""
+        try:
+            await asyncio.wait_for(self._woken.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _pull(self) -> None:
         lost_since: float | None = None
         while True:
             try:
-                self._pull_batches()
+                await self._pull_batches()
                 return
             except OperationalError as error:
                 lost_since = lost_since or time.monotonic()
@@ -113,22 +139,33 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
                     raise OperationalError(
                         f"subscription gave up after {self.resume_timeout:.0f}s without NATS: {error}"
                     ) from error
-                if self._stopped.wait(POLL_INTERVAL):
+                self._woken.clear()  # a wake-up before the loss says nothing of when NATS is back
+                await self._wait(POLL_INTERVAL)
+                if self._stopped.is_set():
                     return
 
-    def _pull_batches(self) -> None:
+    async def _pull_batches(self) -> None:
         """eventsourcing's pull, except that the subscription moves on past what it looked at,
         not only past what matched its topics: one following rare topics would otherwise read
         the same tail of the stream again at every wake-up."""
-        while not self._has_been_stopped:
-            self._has_been_notified.clear()
-            notifications, looked_at = self._connection.run(
-                scan(self._log, self._last_notification_id or 0, self._select_limit, None, self._topics, False))
-            if notifications:
-                try:
-                    self._notifications_queue.put(notifications)
-                except ShutDown:
-                    return
+        while not self._stopped.is_set():
+            self._woken.clear()
+            notifications, looked_at = await scan(
+                self._log, self._last_notification_id or 0, self._select_limit, None, self._topics, False)
+            if notifications and not await self._hand_over(notifications):
+                return
             self._last_notification_id = max(self._last_notification_id or 0, looked_at) or None
             if len(notifications) < self._select_limit:
                 return
+
+    async def _hand_over(self, notifications: list[Notification]) -> bool:
+        """Queue ``notifications`` for the iterating thread, waiting (without holding up the
+        loop) while it is behind; False once the subscription is stopped."""
+        while True:
+            try:
+                self._notifications_queue.put_nowait(notifications)
+                return True
+            except ShutDown:
+                return False
+            except Full:
+                await asyncio.sleep(HAND_OVER_WAIT)
