@@ -28,6 +28,7 @@ from uuid import UUID
 from eventsourcing.persistence import ProgrammingError
 
 _PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+_ALL_PLAIN = re.compile(r"[A-Za-z0-9_-]+")
 _ESCAPE = re.compile(r"~([0-9A-F]{2})")
 EMPTY_TOKEN = "~"  # '~' never stands alone otherwise, and a subject token cannot be empty
 # Past this the id is hashed: the server refuses a protocol line over 4 KiB, and nats-py then
@@ -43,6 +44,8 @@ def escape(text: str, marker: str = "~") -> str:
     """``marker`` is '~' in subjects; KV keys, which refuse '~', use '='."""
     if not text:
         return marker
+    if _ALL_PLAIN.fullmatch(text):  # most ids (slugs, agents' names): nothing to escape
+        return text
     return "".join(chr(b) if b in _PLAIN else f"{marker}{b:02X}" for b in text.encode())
 
 
