@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -23,6 +23,10 @@ class Settings(NamedTuple):
     key: Path | None = None
 
 
+def closed() -> ProgrammingError:
+    return ProgrammingError("this JetStream infrastructure factory is closed")
+
+
 class Connection:
     """The loop thread, the client on it, and the streams known to exist."""
 
@@ -36,11 +40,15 @@ class Connection:
             raise
         self._streams: dict[str, StreamFacts] = {}  # known to exist
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+    def run(self, coroutine: Coroutine[Any, Any, T], lasting: bool = False) -> T:
+        """``coroutine``'s result, run on the connection's loop (``lasting``: see ``LoopThread.run``)."""
         if self._loop.loop.is_closed():
             coroutine.close()
-            raise ProgrammingError("this JetStream infrastructure factory is closed")
-        return self._loop.run(coroutine)
+            raise closed()
+        return self._loop.run(coroutine, lasting)
+
+    def call_soon(self, callback: Callable[[], object]) -> None:
+        self._loop.call_soon(callback)
 
     def ensure_stream(self, config: dict[str, object], create: bool = True, keeps_history: bool = True) -> StreamFacts:
         """What the stream is, once it is known to exist as Athenaeum needs it."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import uvloop
@@ -27,8 +28,10 @@ class LoopThread:
         self.loop.run_forever()
         self.loop.close()  # stopped, whether by ``close`` or by ``stop_soon``
 
-    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run ``coroutine`` on the loop and return its result; every coroutine bounds its waits."""
+    def run(self, coroutine: Coroutine[Any, Any, T], lasting: bool = False) -> T:
+        """Run ``coroutine`` on the loop and return its result; every coroutine bounds its waits
+        but a ``lasting`` one (a follower's, until it is stopped), which closing the loop does
+        not wait for: it is cancelled with the loop."""
         if threading.current_thread() is self._thread:
             coroutine.close()
             raise RuntimeError("the JetStream loop cannot wait on itself")
@@ -40,9 +43,10 @@ class LoopThread:
 
         def start() -> None:
             task = self.loop.create_task(coroutine)
-            self._operations.add(task)
+            if not lasting:
+                self._operations.add(task)
+                task.add_done_callback(self._operations.discard)
             task.add_done_callback(lambda done: (outcome.append(done), finished.release()))
-            task.add_done_callback(self._operations.discard)
 
         self.loop.call_soon_threadsafe(start)
         # Coroutines bound their own waits; this only notices a loop that stopped under us.
@@ -50,6 +54,11 @@ class LoopThread:
             if not self._thread.is_alive():
                 raise RuntimeError("the JetStream loop stopped before the operation finished")
         return outcome[0].result()
+
+    def call_soon(self, callback: Callable[[], object]) -> None:
+        """Have the loop call ``callback`` soon, from any thread, without waiting for it."""
+        with contextlib.suppress(RuntimeError):  # the loop closed: nothing is left to call it for
+            self.loop.call_soon_threadsafe(callback)
 
     @property
     def running(self) -> bool:

@@ -1,18 +1,20 @@
 """A live subscription to an application's notifications.
 
 It pulls with direct gets, like eventsourcing's LISTEN/NOTIFY subscriptions on PostgreSQL:
-a core NATS subscription on the event subjects wakes it as soon as anything is published.
+a core NATS subscription on the stream's subjects wakes it as soon as anything is published.
 The pulls run on the recorder's own loop, where the wake-ups arrive, and hand what they read
-to the iterating thread: no thread of their own between a wake-up and its pull. A batch's
-messages are published before the stream commits them, so a wake-up that finds nothing new
-pulls again after a few milliseconds (sooner when the batch's last message wakes it); a slow
-poll covers what no wake-up reports (a reconnect). A lost connection is retried until
+to the iterating thread: no thread of their own between a wake-up and its pull. An atomic
+batch is stored when its last message (an event, a command's marker or a tracking record)
+commits it, so only that message wakes the pull; it may still be published before the stream
+commits, so a wake-up that finds nothing new pulls again after a few milliseconds. A slow poll
+covers what no wake-up reports (a reconnect). A lost connection is retried until
 ``resume_timeout`` runs out, then the iterator raises a clear error instead of waiting forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Sequence
@@ -21,7 +23,7 @@ from queue import Empty, Full
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification, OperationalError, ShutDown
 from nats.aio.msg import Msg
 
-from athenaeum.services.jetstream.connection import Connection
+from athenaeum.services.jetstream.connection import Connection, closed
 from athenaeum.services.jetstream.log import StreamLog
 from athenaeum.services.jetstream.notifications import scan
 
@@ -31,7 +33,8 @@ POLL_INTERVAL = 0.25
 COMMIT_WAITS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.05)
 BATCH_ID = "Nats-Batch-Id"
 BATCH_COMMIT = "Nats-Batch-Commit"
-HAND_OVER_WAIT = 0.005  # seconds between looks at a full queue: the iterating thread is behind
+# Seconds between looks at a full queue (the iterating thread is behind), growing to the last.
+HAND_OVER_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 RESUME_TIMEOUT = 30.0
 
 
@@ -56,13 +59,13 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         self._log = log
         self._woken = asyncio.Event()  # set on the loop, by a wake-up or by ``stop``
         self._wake_up = None if pace is not None else connection.run(
-            connection.client.nc.subscribe(log.subjects.events, cb=self._on_append))
+            connection.client.nc.subscribe(log.subjects.all, cb=self._on_append))
         super().__init__(recorder=recorder, gt=gt, topics=topics)
 
     async def _on_append(self, msg: Msg) -> None:
-        # A batch's messages before its last cannot be read before it commits: the last one
-        # wakes the pull. (The subscription exists before the first pull, so that nothing
-        # appended in between goes unnoticed.)
+        # A batch's messages before its last cannot be read before it commits: the last one,
+        # whatever its subject, wakes the pull. (The subscription exists before the first
+        # pull, so that nothing appended in between goes unnoticed.)
         headers = msg.headers
         if not headers or BATCH_ID not in headers or BATCH_COMMIT in headers:
             self._woken.set()
@@ -88,21 +91,19 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         try:
             if not self._stopped.is_set():
                 self._stopped.set()
-                if not self._connection.client.nc.is_closed:
-                    self._connection.run(self._stop_following())
+                self._connection.call_soon(self._woken.set)  # without waiting: from any loop
+                if self._wake_up is not None and not self._connection.client.nc.is_closed:
+                    self._connection.run(self._wake_up.unsubscribe())
         finally:
             super().stop()
-
-    async def _stop_following(self) -> None:
-        self._woken.set()
-        if self._wake_up is not None:
-            await self._wake_up.unsubscribe()
 
     def _loop_on_pull(self) -> None:
         """The base class's pull thread: it waits while the pulls run on the loop."""
         try:
-            self._connection.run(self._follow())
+            self._connection.run(self._follow(), lasting=True)
         except BaseException as error:  # handed to the iterating thread by __next__
+            if isinstance(error, asyncio.CancelledError) and not self._stopped.is_set():
+                error = closed()  # the factory closed under it, cancelling what ran on its loop
             if self._thread_error is None:
                 self._thread_error = error
             self.stop()
@@ -139,10 +140,10 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
                     raise OperationalError(
                         f"subscription gave up after {self.resume_timeout:.0f}s without NATS: {error}"
                     ) from error
-                self._woken.clear()  # a wake-up before the loss says nothing of when NATS is back
-                await self._wait(POLL_INTERVAL)
                 if self._stopped.is_set():
                     return
+                self._woken.clear()  # a wake-up before the loss says nothing of when NATS is back
+                await self._wait(POLL_INTERVAL)
 
     async def _pull_batches(self) -> None:
         """eventsourcing's pull, except that the subscription moves on past what it looked at,
@@ -161,6 +162,7 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
     async def _hand_over(self, notifications: list[Notification]) -> bool:
         """Queue ``notifications`` for the iterating thread, waiting (without holding up the
         loop) while it is behind; False once the subscription is stopped."""
+        waits = itertools.chain(HAND_OVER_WAITS, itertools.repeat(HAND_OVER_WAITS[-1]))
         while True:
             try:
                 self._notifications_queue.put_nowait(notifications)
@@ -168,4 +170,4 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
             except ShutDown:
                 return False
             except Full:
-                await asyncio.sleep(HAND_OVER_WAIT)
+                await asyncio.sleep(next(waits))

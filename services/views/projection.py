@@ -18,20 +18,26 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
+import msgspec
 from eventsourcing.persistence import Notification
 
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
 from athenaeum.events import Event, UnknownEventTag
 from athenaeum.projectors.registry import PROJECTORS
 from athenaeum.projectors.views import Change, Document, Lookup, project_all
-from athenaeum.services.jetstream.positions import LRU
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
+from athenaeum.services.views.kept import KeptDocuments
 from athenaeum.services.views.read_models import ReadModelStore, Written
 
 PROJECTION = "views"
 BATCH = 250  # events applied in one transaction at most: a read waiting for the first waits for them all
-DOCUMENTS_KEPT = 4096  # documents kept in memory (a vote touches three)
 log = logging.getLogger(__name__)
+Decoded = tuple[int, Event | None]  # an event at its position; None: one that does not decode
+
+
+class ViewsUnreadable(Exception):
+    """The read models could not be read: the store's failure, which stops the runner as its
+    failure to write does, not a projector's, which skips one event."""
 
 
 class ProjectionRunner:
@@ -45,10 +51,9 @@ class ProjectionRunner:
         self.store = store
         self.on_change = on_change
         self.position = store.position(PROJECTION) or 0
-        # Where this runner last recorded the views, and the documents as they stand there
-        # (each as a 1-tuple: (None,) is a document known to be absent).
+        # Where this runner last recorded the views, and documents as they stand there.
         self._recorded = self.position
-        self._documents: LRU[tuple[str, str], tuple[Document | None]] = LRU(DOCUMENTS_KEPT)
+        self._documents = KeptDocuments()
         self._lock = threading.Lock()
         # Readers waiting for a position, soonest first: (position, ticket, their loop, future).
         self._waiters: list[tuple[int, int, asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
@@ -76,7 +81,8 @@ class ProjectionRunner:
         another writer moved the views since this runner last recorded them."""
         # Those a replica applied already (the views were last seen past them) are passed over:
         # the views hold them, and the rest are applied on those views.
-        unapplied = [notification for notification in notifications if notification.id > self._recorded]
+        unapplied = [(notification.id, self._decoded(notification)) for notification in notifications
+                     if notification.id > self._recorded]
         if not unapplied:
             self._advance(notifications[-1].id)
             return
@@ -86,41 +92,49 @@ class ProjectionRunner:
             change = changed.get((view, key))
             return self._document(view, key) if change is None else change.document
 
-        for notification in unapplied:
-            for change in self._changes(notification, lookup):
+        for position, event in unapplied:
+            for change in self._project(event, position, lookup):
                 changed[(change.view, change.key)] = change
-        position, written = unapplied[-1].id, [Written.of(change) for change in changed.values()]
+        position, written = unapplied[-1][0], [Written.of(change) for change in changed.values()]
         if not self.store.apply(PROJECTION, position, written, after=self._recorded):
-            self._documents = LRU(DOCUMENTS_KEPT)  # a replica wrote: they may be out of date
+            self._documents.clear()  # a replica wrote: they may be out of date
             self._apply_each(unapplied)
             return
         self._recorded = position
-        for (view, key), change in changed.items():
-            self._documents.put((view, key), (change.document,))
+        for change, stored in zip(changed.values(), written):
+            self._documents.put(change.view, change.key, change.document, len(stored.json or b""))
         self._advance(position)
         self._publish(position, written)
 
-    def _apply_each(self, notifications: Sequence[Notification]) -> None:
+    def _apply_each(self, events: Sequence[Decoded]) -> None:
         """One at a time, each on the views as they are, as replicas sharing them do: an event
         another got to first is passed over."""
-        for notification in notifications:
-            written = [Written.of(change) for change in self._changes(notification, self.store.get)]
-            applied = self.store.apply(PROJECTION, notification.id, written)
-            self._advance(notification.id)
+        for position, event in events:
+            written = [Written.of(change) for change in self._project(event, position, self._read)]
+            applied = self.store.apply(PROJECTION, position, written)
+            self._advance(position)
             if applied:
-                self._publish(notification.id, written)
+                self._publish(position, written)
         self._recorded = self.store.position(PROJECTION) or 0
 
     def _document(self, view: str, key: str) -> Document | None:
-        kept = self._documents.get((view, key))
-        if kept is None:
-            kept = (self.store.get(view, key),)
-            self._documents.put((view, key), kept)
-        return kept[0]
+        kept = self._documents.get(view, key)
+        if kept is not None:
+            return kept.document
+        stored = self._stored(view, key)
+        document = None if stored is None else msgspec.json.decode(stored)
+        self._documents.put(view, key, document, len(stored or ""))
+        return document
 
-    def _changes(self, notification: Notification, lookup: Lookup) -> list[Change]:
-        event = self._decoded(notification)
-        return [] if event is None else self._project(event, notification.id, lookup)
+    def _read(self, view: str, key: str) -> Document | None:
+        stored = self._stored(view, key)
+        return None if stored is None else msgspec.json.decode(stored)
+
+    def _stored(self, view: str, key: str) -> str | None:
+        try:
+            return self.store.stored(view, key)
+        except Exception as error:  # noqa: BLE001  sqlite3.Error, psycopg.Error
+            raise ViewsUnreadable(f"reading {view} {key!r}: {error!r}") from error
 
     def _decoded(self, notification: Notification) -> Event | None:
         # History that does not decode is the audit's to report; the views move past it.
@@ -130,12 +144,16 @@ class ProjectionRunner:
             log.exception("position %d does not decode; the views skip it", notification.id)
             return None
 
-    def _project(self, event: Event, position: int, lookup: Lookup) -> list[Change]:
+    def _project(self, event: Event | None, position: int, lookup: Lookup) -> list[Change]:
         # A projector is a pure fold: one that raises on an event would raise on it forever,
         # so it is skipped (the audit finds the view that misses it) rather than stopping
         # every view for good. The store's own errors still stop the runner.
+        if event is None:
+            return []
         try:
             return project_all(PROJECTORS, event, lookup)
+        except ViewsUnreadable:
+            raise
         except Exception:  # noqa: BLE001
             log.exception("a projector failed on %s at position %d; its changes are skipped", event.tag, position)
             return []

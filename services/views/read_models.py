@@ -141,10 +141,15 @@ class ReadModelStore:
         return statement.replace("?", self._database.marker)
 
     def get(self, view: str, key: str) -> Document | None:
+        stored = self.stored(view, key)
+        return None if stored is None else msgspec.json.decode(stored)
+
+    def stored(self, view: str, key: str) -> str | None:
+        """A document's JSON as stored."""
         with self._statement() as cursor:
             cursor.execute(self._sql("SELECT document FROM athenaeum_views WHERE view = ? AND key = ?"), (view, key))
             row = cursor.fetchone()
-        return None if row is None else msgspec.json.decode(row[0])
+        return None if row is None else str(row[0])
 
     def documents(self, view: str) -> dict[str, Document]:
         """Every document of ``view``, by key."""

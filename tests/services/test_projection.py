@@ -3,10 +3,14 @@ sharing the views never has them rolled back by what a runner kept in memory."""
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+import msgspec
+import pytest
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Context
@@ -15,7 +19,8 @@ from athenaeum.events import family_id
 from athenaeum.events.quorum import ProposalAcked, ProposalOpened
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
 from athenaeum.projectors import pending_work
-from athenaeum.services.views.projection import PROJECTION, ProjectionRunner
+from athenaeum.services.views.kept import KeptDocuments
+from athenaeum.services.views.projection import PROJECTION, ProjectionRunner, ViewsUnreadable
 from athenaeum.services.views.read_models import ReadModelStore, Written
 from tests.services.conftest import until
 
@@ -75,10 +80,13 @@ def test_events_read_together_are_applied_together_each_on_the_views_the_ones_be
         assert pending == {"alice": [], "bob": [], "carol": [topic]}
         head = app.recorder.max_notification_id()
         assert store.position(PROJECTION) == head
-        # One write of each document changed, at the last position, handed to the bucket once.
+        # Handed to the bucket once, at the last position: the pending documents the three
+        # events changed in turn, each as the last of them left it.
         [(position, changes)] = handed
         assert position == head
-        assert len({(change.view, change.key) for change in changes}) == len(changes)
+        handed_pending = {change.key: change.json for change in changes if change.view == pending_work.VIEW}
+        assert handed_pending.keys() == set(ROSTER)
+        assert all(msgspec.json.decode(handed_pending[agent]) == store.get(pending_work.VIEW, agent) for agent in ROSTER)
         store.close()
 
 
@@ -105,3 +113,62 @@ def test_replicas_sharing_the_views_leave_them_as_one_runner_alone_would(
         assert stores[0].position(PROJECTION) == stores[2].position(PROJECTION)
         for store in stores:
             store.close()
+
+
+def test_a_runner_that_finds_a_replica_wrote_the_views_since_it_read_them_applies_nothing_twice(
+        store_env: dict[str, str], tmp_path: Path) -> None:
+    shared = ReadModelStore(str(tmp_path / "shared.sqlite"))
+
+    def projected(store: ReadModelStore) -> ReadModelStore:
+        runner = ProjectionRunner(app, store).start()
+        caught_up([runner], app)
+        runner.stop()
+        return store
+
+    with AthenaeumApplication(env=store_env) as app:
+        proposal = f"p-{uuid.uuid4().hex[:6]}"
+        app.save(opened(proposal))
+        projected(shared)
+        app.save(*(acked(proposal, version, agent) for version, agent in enumerate(ELECTORATE[:3], 1)))
+        replica = projected(ReadModelStore(str(tmp_path / "replica.sqlite")))  # its views after three acks
+        app.save(*(acked(proposal, version, agent) for version, agent in enumerate(ELECTORATE[3:5], 4)))
+        late = ProjectionRunner(app, shared)  # it last saw the views with no ack; it reads all five in one go
+        # The replica records its three acks in the shared views before the runner applies them.
+        shared.apply(PROJECTION, replica.position(PROJECTION) or 0,
+                     [Written(view, key, msgspec.json.encode(document))
+                      for view, documents in views(replica).items() for key, document in documents.items()])
+        late.start()
+        caught_up([late], app)
+        late.stop()
+        assert shared.get("proposals", proposal)["acks"] == list(ELECTORATE[:5])
+        assert views(shared) == views(projected(ReadModelStore(str(tmp_path / "alone.sqlite"))))
+
+
+class FailingReads(ReadModelStore):
+    def stored(self, view: str, key: str) -> str | None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+
+def test_views_that_cannot_be_read_stop_the_runner_rather_than_lose_the_event(
+        store_env: dict[str, str], tmp_path: Path) -> None:
+    with AthenaeumApplication(env=store_env) as app:
+        topic = f"adr-{uuid.uuid4().hex[:8]}"
+        app.save(frozen(topic))
+        runner = ProjectionRunner(app, FailingReads(str(tmp_path / "views.sqlite"))).start()
+        assert until(lambda: runner.error, lambda error: error is not None, timeout=10) is not None
+        runner.stop()
+        assert isinstance(runner.error, ViewsUnreadable)
+        assert runner.store.position(PROJECTION) is None  # nothing recorded past the event
+
+
+def test_kept_documents_stay_within_their_budget_of_json_the_least_recently_used_forgotten_first() -> None:
+    kept = KeptDocuments(budget=100)
+    kept.put("v", "a", {"n": 1}, 40)
+    kept.put("v", "b", None, 40)
+    assert kept.get("v", "a") is not None  # a used again: b is now the oldest
+    kept.put("v", "c", {"n": 3}, 40)
+    assert kept.get("v", "b") is None and kept.get("v", "a").document == {"n": 1}
+    kept.put("v", "a", {"n": 2}, 90)  # a replaced, larger: c goes
+    assert kept.get("v", "c") is None and kept.get("v", "a").document == {"n": 2}
+    kept.clear()
+    assert kept.get("v", "a") is None

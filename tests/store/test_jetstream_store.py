@@ -356,6 +356,32 @@ def test_a_multi_event_insert_reaches_a_live_subscriber_within_milliseconds(fact
     assert sorted(latencies)[2] < 0.1, latencies
 
 
+def test_a_batch_ending_in_a_commands_marker_or_a_tracking_record_wakes_a_live_subscriber_too(factory) -> None:
+    recorder, log, run = factory.process_recorder(), factory.events_log, factory.connection.run
+    appends = [lambda n: run(log.append([stored(f"marked/{n}", 1)], command=CommandAppend(f"{n:032d}", record(),
+                                                                                            global_id=True))),
+               lambda n: recorder.insert_events([stored(f"tracked/{n}", 1)], tracking=Tracking("upstream", n + 1))]
+    with recorder.subscribe(gt=recorder.max_notification_id()) as subscription:
+        latencies = []
+        for n in range(6):  # a batch's last message, on a subject of no event, commits it
+            started = time.monotonic()
+            appends[n % 2](n)
+            next(subscription)
+            latencies.append(time.monotonic() - started)
+    assert sorted(latencies)[3] < 0.1, latencies
+
+
+def test_a_factory_closed_under_a_live_subscription_ends_it_at_once_with_a_clear_error(store_env) -> None:
+    factory = JetStreamFactory(Environment(env=store_env))
+    recorder = factory.application_recorder()
+    subscription = recorder.subscribe(gt=recorder.max_notification_id())
+    started = time.monotonic()
+    factory.close()
+    assert time.monotonic() - started < 2  # the follower is no operation to wait for
+    with pytest.raises(ProgrammingError, match="closed"):
+        next(subscription)
+
+
 def test_a_subscription_to_rare_topics_reads_the_tail_it_passed_over_once(factory, monkeypatch) -> None:
     read = []
     original = JetStreamClient._read
