@@ -14,7 +14,6 @@ covers what no wake-up reports (a reconnect). A lost connection is retried until
 from __future__ import annotations
 
 import asyncio
-import itertools
 import threading
 import time
 from collections.abc import Sequence
@@ -33,8 +32,6 @@ POLL_INTERVAL = 0.25
 COMMIT_WAITS = (0.001, 0.002, 0.004, 0.008, 0.016, 0.05)
 BATCH_ID = "Nats-Batch-Id"
 BATCH_COMMIT = "Nats-Batch-Commit"
-# Seconds between looks at a full queue (the iterating thread is behind), growing to the last.
-HAND_OVER_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05)
 RESUME_TIMEOUT = 30.0
 
 
@@ -58,6 +55,9 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         self._connection = connection
         self._log = log
         self._woken = asyncio.Event()  # set on the loop, by a wake-up or by ``stop``
+        # Set when the iterating thread takes from a full queue the follower waits to fill.
+        self._room = asyncio.Event()
+        self._awaiting_room = False
         self._wake_up = None if pace is not None else connection.run(
             connection.client.nc.subscribe(log.subjects.all, cb=self._on_append))
         super().__init__(recorder=recorder, gt=gt, topics=topics)
@@ -69,6 +69,17 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         headers = msg.headers
         if not headers or BATCH_ID not in headers or BATCH_COMMIT in headers:
             self._woken.set()
+
+    def __next__(self) -> Notification:
+        taking = self._notifications_index == len(self._notifications)  # the next list, off the queue
+        notification = super().__next__()
+        if taking:
+            self._took()
+        return notification
+
+    def _took(self) -> None:
+        if self._awaiting_room:
+            self._connection.call_soon(self._room.set)
 
     def ready(self, limit: int) -> list[Notification]:
         """Up to ``limit`` more notifications that were read already, without waiting for any:
@@ -82,6 +93,7 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
                     break
                 self._notifications_queue.task_done()
                 self._notifications_index = 0
+                self._took()
             more = self._notifications[self._notifications_index:self._notifications_index + limit - len(taken)]
             self._notifications_index += len(more)
             taken += more
@@ -91,11 +103,15 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
         try:
             if not self._stopped.is_set():
                 self._stopped.set()
-                self._connection.call_soon(self._woken.set)  # without waiting: from any loop
+                self._connection.call_soon(self._end_waits)  # without waiting: from any loop
                 if self._wake_up is not None and not self._connection.client.nc.is_closed:
                     self._connection.run(self._wake_up.unsubscribe())
         finally:
             super().stop()
+
+    def _end_waits(self) -> None:
+        self._woken.set()
+        self._room.set()
 
     def _loop_on_pull(self) -> None:
         """The base class's pull thread: it waits while the pulls run on the loop."""
@@ -111,19 +127,20 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
     async def _follow(self) -> None:
         await self._pull()
         while not self._stopped.is_set():
-            woken = await self._wait(self._pace or POLL_INTERVAL)
+            woken = await self._wait(self._woken, self._pace or POLL_INTERVAL)
             before = self._last_notification_id
             await self._pull()
             for pause in COMMIT_WAITS if woken else ():
                 if self._last_notification_id != before or self._stopped.is_set():
                     break
-                await self._wait(pause)  # a batch's last message ends the pause
+                await self._wait(self._woken, pause)  # a batch's last message ends the pause
                 await self._pull()
 
-    async def _wait(self, timeout: float) -> bool:
-        """Whether a wake-up came within ``timeout`` seconds."""
+    @staticmethod
+    async def _wait(event: asyncio.Event, timeout: float) -> bool:
+        """Whether ``event`` was set within ``timeout`` seconds."""
         try:
-            await asyncio.wait_for(self._woken.wait(), timeout)
+            await asyncio.wait_for(event.wait(), timeout)
         except TimeoutError:
             return False
         return True
@@ -143,7 +160,7 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
                 if self._stopped.is_set():
                     return
                 self._woken.clear()  # a wake-up before the loss says nothing of when NATS is back
-                await self._wait(POLL_INTERVAL)
+                await self._wait(self._woken, POLL_INTERVAL)
 
     async def _pull_batches(self) -> None:
         """eventsourcing's pull, except that the subscription moves on past what it looked at,
@@ -161,8 +178,8 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
 
     async def _hand_over(self, notifications: list[Notification]) -> bool:
         """Queue ``notifications`` for the iterating thread, waiting (without holding up the
-        loop) while it is behind; False once the subscription is stopped."""
-        waits = itertools.chain(HAND_OVER_WAITS, itertools.repeat(HAND_OVER_WAITS[-1]))
+        loop) while it is behind, until it takes from the queue; False once the subscription
+        is stopped."""
         while True:
             try:
                 self._notifications_queue.put_nowait(notifications)
@@ -170,4 +187,8 @@ class JetStreamSubscription(ListenNotifySubscription[ApplicationRecorder]):
             except ShutDown:
                 return False
             except Full:
-                await asyncio.sleep(next(waits))
+                self._room.clear()
+                self._awaiting_room = True  # the iterating thread taking from now on says so
+                if self._notifications_queue.full():  # else it took since the put: put again
+                    await self._wait(self._room, POLL_INTERVAL)
+                self._awaiting_room = False
