@@ -10,6 +10,7 @@ from typing import NamedTuple
 from athenaeum.projectors.views import Document
 
 BUDGET = 32 * 1024 * 1024  # bytes of JSON
+ENTRY = 64  # bytes counted for each entry besides its JSON, so that absent documents count too
 
 
 class Kept(NamedTuple):
@@ -30,6 +31,7 @@ class KeptDocuments:
         return kept
 
     def put(self, view: str, key: str, document: Document | None, size: int) -> None:
+        size += ENTRY
         previous = self._kept.pop((view, key), None)
         self._size += size - (previous.size if previous is not None else 0)
         self._kept[(view, key)] = Kept(document, size)

@@ -122,13 +122,12 @@ class ProjectionRunner:
         if kept is not None:
             return kept.document
         stored = self._stored(view, key)
-        document = None if stored is None else msgspec.json.decode(stored)
+        document = _parsed(stored)
         self._documents.put(view, key, document, len(stored or ""))
         return document
 
     def _read(self, view: str, key: str) -> Document | None:
-        stored = self._stored(view, key)
-        return None if stored is None else msgspec.json.decode(stored)
+        return _parsed(self._stored(view, key))
 
     def _stored(self, view: str, key: str) -> str | None:
         try:
@@ -197,6 +196,10 @@ class ProjectionRunner:
         self._subscription.stop()
         self._thread.join(timeout=10)
         return not self._thread.is_alive()
+
+
+def _parsed(stored: str | None) -> Document | None:
+    return None if stored is None else msgspec.json.decode(stored)
 
 
 def _wake(waiting: asyncio.Future[None]) -> None:

@@ -19,7 +19,7 @@ from athenaeum.events import family_id
 from athenaeum.events.quorum import ProposalAcked, ProposalOpened
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
 from athenaeum.projectors import pending_work
-from athenaeum.services.views.kept import KeptDocuments
+from athenaeum.services.views.kept import ENTRY, KeptDocuments
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner, ViewsUnreadable
 from athenaeum.services.views.read_models import ReadModelStore, Written
 from tests.services.conftest import until
@@ -162,7 +162,7 @@ def test_views_that_cannot_be_read_stop_the_runner_rather_than_lose_the_event(
 
 
 def test_kept_documents_stay_within_their_budget_of_json_the_least_recently_used_forgotten_first() -> None:
-    kept = KeptDocuments(budget=100)
+    kept = KeptDocuments(budget=100 + 2 * ENTRY)
     kept.put("v", "a", {"n": 1}, 40)
     kept.put("v", "b", None, 40)
     assert kept.get("v", "a") is not None  # a used again: b is now the oldest
@@ -172,3 +172,10 @@ def test_kept_documents_stay_within_their_budget_of_json_the_least_recently_used
     assert kept.get("v", "c") is None and kept.get("v", "a").document == {"n": 2}
     kept.clear()
     assert kept.get("v", "a") is None
+
+
+def test_documents_known_to_be_absent_count_against_the_budget_too() -> None:
+    kept = KeptDocuments(budget=10 * ENTRY)
+    for n in range(100):
+        kept.put("pending", f"agent-{n}", None, 0)
+    assert kept.get("pending", "agent-89") is None and kept.get("pending", "agent-99") is not None
