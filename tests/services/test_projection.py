@@ -10,7 +10,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Context
