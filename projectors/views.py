@@ -37,15 +37,21 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) 
     return project
 
 
-def project_all(projectors: tuple[Projector, ...], event: Any, lookup: Lookup) -> list[Change]:
-    """Every projector's changes for ``event``; later projectors see earlier ones' changes."""
-    pending: dict[tuple[str, str], Change] = {}
+def overlaid(pending: dict[tuple[str, str], Change], lookup: Lookup) -> Lookup:
+    """``lookup``, with the documents as the ``pending`` changes, by (view, key), leave them."""
 
-    def overlaid(view: str, key: str) -> Document | None:
+    def document(view: str, key: str) -> Document | None:
         change = pending.get((view, key))
         return lookup(view, key) if change is None else change.document
 
+    return document
+
+
+def project_all(projectors: tuple[Projector, ...], event: Any, lookup: Lookup) -> list[Change]:
+    """Every projector's changes for ``event``; later projectors see earlier ones' changes."""
+    pending: dict[tuple[str, str], Change] = {}
+    overlaid_lookup = overlaid(pending, lookup)
     for projector in projectors:
-        for change in projector(event, overlaid):
+        for change in projector(event, overlaid_lookup):
             pending[(change.view, change.key)] = change
     return list(pending.values())

@@ -24,7 +24,7 @@ from eventsourcing.persistence import Notification
 from athenaeum.aggregates.application import AthenaeumApplication, MapperDeserialisationError
 from athenaeum.events import Event, UnknownEventTag
 from athenaeum.projectors.registry import PROJECTORS
-from athenaeum.projectors.views import Change, Document, Lookup, project_all
+from athenaeum.projectors.views import Change, Document, Lookup, overlaid, project_all
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.views.kept import KeptDocuments
 from athenaeum.services.views.read_models import ReadModelStore, Written
@@ -87,11 +87,7 @@ class ProjectionRunner:
             self._advance(notifications[-1].id)
             return
         changed: dict[tuple[str, str], Change] = {}
-
-        def lookup(view: str, key: str) -> Document | None:
-            change = changed.get((view, key))
-            return self._document(view, key) if change is None else change.document
-
+        lookup = overlaid(changed, self._document)  # each event on the views as the ones before left them
         for position, event in unapplied:
             for change in self._project(event, position, lookup):
                 changed[(change.view, change.key)] = change

@@ -191,12 +191,9 @@ class ReadModelStore:
             # Claim the position before writing anything. One statement that moves it forward
             # only from where it was: PostgreSQL locks the row and re-reads it if a replica moved
             # it meanwhile, where a SELECT then a write would let both replicas through.
-            if after is None:
-                cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND "
-                                         "position < ?"), (position, projection, position))
-            else:
-                cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND "
-                                         "position = ?"), (position, projection, after))
+            moving_from = "position < ?" if after is None else "position = ?"
+            cursor.execute(self._sql(f"UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND {moving_from}"),
+                           (position, projection, position if after is None else after))
             if cursor.rowcount == 0:
                 if after:
                     return False  # moved from where it was
