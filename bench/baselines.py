@@ -7,6 +7,8 @@ import time
 import msgspec
 import nats
 
+from athenaeum.services.jetstream.loop import LoopThread
+
 
 async def raw_publish_rate(url: str, subject_prefix: str, count: int, key: str | None = None) -> float:
     """Sequential JetStream publish-with-ack per second onto an existing stream's subjects
@@ -21,20 +23,45 @@ async def raw_publish_rate(url: str, subject_prefix: str, count: int, key: str |
     return count / elapsed
 
 
+async def _last_sequence(nc: nats.NATS, stream: str, subject: str) -> str:
+    """A direct get of ``subject``'s last message: its sequence ("0" for none)."""
+    last = await nc.request(f"$JS.API.DIRECT.GET.{stream}", msgspec.json.encode({"last_by_subj": subject}))
+    return last.headers["Nats-Sequence"] if last.headers and "Status" not in last.headers else "0"
+
+
+async def _publish_after(nc: nats.NATS, subject: str, expected: str) -> None:
+    """A publish-with-ack that expects ``subject``'s last message at ``expected``."""
+    await nc.jetstream().publish(subject, b'{"by":1}', headers={"Nats-Expected-Last-Subject-Sequence": expected})
+
+
 async def raw_get_publish_rate(url: str, stream: str, subject_prefix: str, count: int) -> float:
     """The least a get-decide-save on JetStream can cost: per operation one direct get of the
     aggregate's last message and one publish-with-ack that expects it, in raw nats-py."""
     nc = await nats.connect(url)
-    js = nc.jetstream()
     started = time.perf_counter()
     for n in range(count):
         subject = f"{subject_prefix}.{n % 10}"
-        last = await nc.request(f"$JS.API.DIRECT.GET.{stream}", msgspec.json.encode({"last_by_subj": subject}))
-        found = last.headers and "Status" not in last.headers
-        expected = last.headers["Nats-Sequence"] if found else "0"
-        await js.publish(subject, b'{"by":1}', headers={"Nats-Expected-Last-Subject-Sequence": expected})
+        await _publish_after(nc, subject, await _last_sequence(nc, stream, subject))
     elapsed = time.perf_counter() - started
     await nc.close()
+    return count / elapsed
+
+
+def raw_get_publish_rate_from_a_thread(url: str, stream: str, subject_prefix: str, count: int) -> float:
+    """The same operations asked for by a synchronous caller, as eventsourcing's recorders are:
+    nats-py runs on an event loop of its own thread (as every synchronous wrapper of it does),
+    and each of the two round trips crosses to that thread and back."""
+    loop = LoopThread(name="bench-floor")
+    try:
+        nc = loop.run(nats.connect(url))
+        started = time.perf_counter()
+        for n in range(count):
+            subject = f"{subject_prefix}.{n % 10}"
+            loop.run(_publish_after(nc, subject, loop.run(_last_sequence(nc, stream, subject))))
+        elapsed = time.perf_counter() - started
+        loop.run(nc.close())
+    finally:
+        loop.close()
     return count / elapsed
 
 

@@ -9,7 +9,10 @@ Figures:
    and vs POPO (in memory), from 1, 8 and 16 threads at once (a command service serves many
    agents at a time; both stores fsync every write, SQLite serialises its writers); and the
    floor of any JetStream store from one thread (one raw direct get and one raw
-   publish-with-ack per operation, nothing else) vs SQLite, which bounds what 1 thread can reach;
+   publish-with-ack per operation, nothing else) vs SQLite, which bounds what 1 thread can reach,
+   and the same floor asked for by a synchronous caller (nats-py on an event loop of another
+   thread, as any synchronous store on it runs): what crossing threads costs, and the store's
+   own overhead apart from it;
 3. replay through ``subscribe`` vs a raw nats-py ordered consumer over the same stream;
 4. loading an aggregate of 10,000 events vs one of 10, in a stream of 200,000, with snapshots.
 """
@@ -36,7 +39,7 @@ from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import StoredEvent
 from eventsourcing.utils import Environment
 
-from bench.baselines import raw_get_publish_rate, raw_publish_rate, raw_replay_rate
+from bench.baselines import raw_get_publish_rate, raw_get_publish_rate_from_a_thread, raw_publish_rate, raw_replay_rate
 
 
 class Bumped(Event, tag="BenchBumped"):
@@ -137,18 +140,25 @@ def get_decide_save_rates(server: NatsServer, count: int, workdir: Path) -> None
         report(label, rates["JetStream"], "ops/s", "same on SQLite file", rates["SQLite file"], target)
         report(label, rates["JetStream"], "ops/s", "same on POPO (memory)", rates["POPO (memory)"])
         if workers == 1:
-            floor = floor_rate(server, count)
+            floor, synchronous = floor_rates(server, count)
             report(label, rates["JetStream"], "ops/s", "floor: raw direct get + publish", floor, "(target >= 0.85x)")
             report("floor: raw direct get + publish, 1 thread", floor, "ops/s", "same on SQLite file", rates["SQLite file"])
+            # What no synchronous store on nats-py passes: the floor, each round trip asked
+            # for from another thread than the event loop's; and ours against it.
+            report("floor from a synchronous caller", synchronous, "ops/s", "floor: raw direct get + publish", floor)
+            report(label, rates["JetStream"], "ops/s", "floor from a synchronous caller", synchronous)
 
 
-def floor_rate(server: NatsServer, count: int) -> float:
+def floor_rates(server: NatsServer, count: int) -> tuple[float, float]:
+    """The floor of a get-decide-save on JetStream, in raw nats-py on its own event loop and
+    asked for by a synchronous caller, on a stream configured as the store configures its own."""
     env = stream_env(server)
     factory = JetStreamFactory(Environment(env=env))
     try:
         factory.application_recorder()  # creates the stream as the store configures it
         stream = env["ATHENAEUM_STREAM"]
-        return asyncio.run(raw_get_publish_rate(server.url, stream, f"{stream}.floor", count))
+        floor = asyncio.run(raw_get_publish_rate(server.url, stream, f"{stream}.floor", count))
+        return floor, raw_get_publish_rate_from_a_thread(server.url, stream, f"{stream}.floor", count)
     finally:
         factory.close()
 

@@ -27,8 +27,8 @@ from uuid import UUID
 
 from eventsourcing.persistence import ProgrammingError
 
-_PLAIN = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 _ALL_PLAIN = re.compile(r"[A-Za-z0-9_-]+")
+_NOT_PLAIN = re.compile(rb"[^A-Za-z0-9_-]")
 _ESCAPE = re.compile(r"~([0-9A-F]{2})")
 EMPTY_TOKEN = "~"  # '~' never stands alone otherwise, and a subject token cannot be empty
 # Past this the id is hashed: the server refuses a protocol line over 4 KiB, and nats-py then
@@ -46,7 +46,8 @@ def escape(text: str, marker: str = "~") -> str:
         return marker
     if _ALL_PLAIN.fullmatch(text):  # most ids (slugs, agents' names): nothing to escape
         return text
-    return "".join(chr(b) if b in _PLAIN else f"{marker}{b:02X}" for b in text.encode())
+    prefix = marker.encode()
+    return _NOT_PLAIN.sub(lambda byte: b"%s%02X" % (prefix, byte[0][0]), text.encode()).decode()
 
 
 def unescape(token: str) -> str:
@@ -113,6 +114,7 @@ def command_token(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:COMMAND_TOKEN_LENGTH]
 
 
+@functools.lru_cache(maxsize=4096)  # an aggregate's subject is built for each read and append of it
 def _token(name: str) -> str:
     token = escape(name)
     return f"s.{token}" if len(token) <= MAX_TOKEN else f"h.{_digest(name)}"
