@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
+from athenaeum.services.commands.reading import decode_typed
 from athenaeum.services.commands.routes import ROUTES, SUBJECT_PREFIX
 
 IMPORT_SUBJECT = f"{SUBJECT_PREFIX}.import"
@@ -21,4 +22,8 @@ class ImportItem(msgspec.Struct, forbid_unknown_fields=True):
     signed_at: str | None = None  # as the Athenaeum-Signed-At header
 
 
-decode_items = msgspec.json.Decoder(list[ImportItem]).decode
+_items = msgspec.json.Decoder(list[ImportItem])
+
+
+def decode_items(body: bytes) -> list[ImportItem]:
+    return decode_typed(body, _items)

@@ -66,11 +66,20 @@ def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
     except _DuplicateKey as duplicate:
         raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a command names each field once",
                       duplicate.key) from None
-    except ValueError:  # not UTF-8, or not JSON
-        return decoder.decode(body)
+    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past what the parser follows
+        return decode_typed(body, decoder)
     if _read.whole:
         try:
             body = msgspec.json.encode(document)
         except UnicodeEncodeError:  # a lone surrogate, which the decoder refuses in the original
             pass
-    return decoder.decode(body)
+    return decode_typed(body, decoder)
+
+
+def decode_typed(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
+    """``body`` as ``decoder`` reads it. A typed decoder stops at the first field of the wrong
+    type, however deep its value, but not in a value it takes whole (any JSON, or raw)."""
+    try:
+        return decoder.decode(body)
+    except RecursionError:
+        raise Invalid("the body nests arrays or objects deeper than any command does", "body") from None

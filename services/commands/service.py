@@ -83,13 +83,13 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
                 reply = malformed(error)
             except RuleViolation as violation:
                 reply = Reply.rejected(violation.code, violation.message, violation.field)
+            except Exception as error:  # noqa: BLE001  a request must always be answered
+                reply = _unprocessed(route, error)
             else:
                 try:
                     reply = await handler.send(command, actor, credential)
                 except Exception as error:  # noqa: BLE001  a request must always be answered
-                    log.exception("%s failed", route.subject)
-                    reply = Reply.rejected("unavailable", f"the command could not be processed: {error!r}",
-                                           command_id=command.command_id)
+                    reply = _unprocessed(route, error, command.command_id)
         outcome, took = "ok" if reply.error is None else reply.error.code, time.perf_counter() - started
         observe(outcome, took)
         aggregate = route.family.aggregate_of(command) if command is not None else None
@@ -102,6 +102,13 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
             await request.respond_error(reply.error.code, reply.error.message, encode(reply))
 
     return concurrently(answer)
+
+
+def _unprocessed(route: Route, error: Exception, command_id: str | None = None) -> Reply:
+    """The answer to a request whose processing failed for a reason no rule names: logged with
+    its traceback, and answered all the same, so that the sender does not wait out its timeout."""
+    log.exception("%s failed", route.subject)
+    return Reply.rejected("unavailable", f"the command could not be processed: {error!r}", command_id=command_id)
 
 
 def _unnamed(headers: dict[str, str]) -> Reply | None:

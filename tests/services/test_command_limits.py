@@ -119,6 +119,18 @@ async def test_a_whole_number_with_a_fraction_is_that_integer(send) -> None:
     assert fraction["error"]["field"] == "threshold"
 
 
+async def test_a_body_nested_past_the_parsers_depth_is_answered_invalid(send) -> None:
+    """Python's JSON parser gives up past about a thousand levels: the command is refused, naming
+    the field the typed decoder stops at (or the body), not left unanswered."""
+    deep = b'{"proposal_id": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    reply, before = await send("quorum.ack", deep)
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "proposal_id", reply
+    items = b'[{"route": "thread.import", "command": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]"
+    imported, after = await send("import", items)
+    assert imported["error"] == {"code": "invalid", "field": "body", "message": imported["error"]["message"]}
+    assert after == before
+
+
 def test_every_list_and_text_of_every_command_is_bounded_in_the_schema() -> None:
     """What the decoder enforces, ``athenaeum schema`` shows: no list and no text without a limit."""
     unbounded = []
@@ -153,6 +165,8 @@ def test_over_http_and_a2a_a_key_named_twice_is_invalid_too(tmp_path) -> None:
             body = '{"topic": "adr-1", "roster": ["alice"], "roster": ["mallory"], "artifact": "a"}'
             refused = http.post("/commands/ratification/init", content=body)
             assert refused.status_code == 400 and refused.json()["error"]["field"] == "roster"
+            deep = http.post("/commands/ratification/init", content=b'{"topic": ' + b"[" * 5000 + b"]" * 5000 + b"}")
+            assert deep.status_code == 400 and deep.json()["error"]["field"] == "topic", deep.text
             assert http.get("/ratifications/adr-1").status_code == 404
             metadata = '{"athenaeum_mode": "ratify", "topic": "adr-2", "roster": ["alice"], "artifact": "a", "topic": "x"}'
             sent = http.post("/a2a", headers={"A2A-Version": "1.0"}, content=(
