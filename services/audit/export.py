@@ -100,7 +100,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     entries = checked.entries(lines)
     first = next(entries, None)
     decided: list[Finding] = []
-    if first is not None and checked.since == 1:
+    if first is not None and checked.from_the_start:
         rest = itertools.chain([first], entries)
         audit = Audit(None, reading=Reading(lambda: rest, EventMapper(JSONTranscoder()), checked.ledger_id))
         decided = [finding for finding in audit.run().findings if finding.severity == "HARD"]
@@ -109,7 +109,7 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     findings = checked.finish()
     said = {(finding.code, finding.position) for finding in findings}
     findings += [finding for finding in decided if (finding.code, finding.position) not in said]
-    if first is not None and checked.since != 1:
+    if first is not None and not checked.from_the_start:
         findings.append(Finding("WARN", "not_decided_again", "export", "*", None,
                                 f"an export from position {checked.since}: its commands cannot be decided again "
                                 "without the history before it (export the whole ledger for that)"))
@@ -128,6 +128,7 @@ class _Checked:
         self.count = self.checkpoints = self.previous = 0
         self.proofs = Proofs()
         self.since = 1
+        self.from_the_start = True  # its export line chains its digest from no entry before it
         self.ledger_id = ""
 
     def entries(self, lines: Iterable[bytes]) -> Iterator[Entry]:
@@ -141,6 +142,14 @@ class _Checked:
                     self.digest = _start(line["export"], number, self.findings)
                     self.ledger_id = self.proofs.ledger_id = str(line["export"].get("ledger", ""))
                     self.since = int(line["export"].get("since", 1))
+                    # Whether its commands are decided again goes by the digest it starts from,
+                    # which the lines must chain to their end, not by what it says of itself.
+                    self.from_the_start = self.digest.count == 0
+                    if (self.since == 1) != self.from_the_start:
+                        self.findings.append(Finding(
+                            "HARD", "start_mismatch", "export", f"line {number}", None,
+                            f"the export line says it starts at position {self.since} after {self.digest.count} "
+                            "entries: only an export from position 1 starts after none"))
                     continue
                 if self.digest is not None and self.end is None and "end" in line:
                     self.end = Digest(str(line["end"]["sha256"]), int(line["end"]["count"]), 0)
@@ -163,6 +172,10 @@ class _Checked:
         if self.end is not None:
             findings.append(Finding("HARD", "after_end", "export", entry.subject, entry.position,
                                     f"line {number} comes after the export's end line"))
+        if self.count == 0 and entry.position != self.since:
+            findings.append(Finding("HARD", "start_mismatch", "export", entry.subject, entry.position,
+                                    f"line {number}: the export line says it starts at position {self.since}, "
+                                    f"and its first entry is at {entry.position}"))
         if entry.position <= self.previous:
             findings.append(Finding("HARD", "out_of_order", "export", entry.subject, entry.position,
                                     f"line {number}: position {entry.position} does not follow {self.previous}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -21,6 +22,13 @@ def read_text(path: Path, option: str) -> str:
         return path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise UsageError(f"{option}: cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+
+
+def position(text: str) -> int:
+    """A ledger position, as an option takes it: a whole number from 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a position: positions count from 1")
+    return int(text)
 
 
 def agents(text: str) -> list[str]:

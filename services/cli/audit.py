@@ -23,7 +23,7 @@ from athenaeum.services.audit.checkpoints import Anchors
 from athenaeum.services.audit.digest import SHA256_TEXT
 from athenaeum.services.audit.findings import Report
 from athenaeum.services.audit.kept_outside import Expected, KeptOutside, every_message
-from athenaeum.services.cli.args import UsageError, slugs
+from athenaeum.services.cli.args import UsageError, position, slugs
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.views.read_models import ReadModelStore
 
@@ -55,7 +55,7 @@ def add_verbs(subparsers: argparse._SubParsersAction, reader: argparse.ArgumentP
                         help="human principals, for a ledger from before serve recorded its humans (default $ATHENAEUM_HUMANS)")
 
     export = subparsers.add_parser("export", parents=[reader], help="the ledger as JSON Lines, on stdout")
-    export.add_argument("--since", type=int, default=1, help="the first position to export")
+    export.add_argument("--since", type=position, default=1, help="the first position to export (from 1)")
     export.add_argument("--until", help="a position, or an ISO 8601 time")
 
     verify = subparsers.add_parser("verify-export", parents=[json_option],

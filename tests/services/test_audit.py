@@ -271,6 +271,23 @@ def test_a_command_edited_in_an_export_fails_verification(ledger: Served, tmp_pa
         assert verified.returncode == 1 and code in codes, (name, codes)  # the signature no longer holds either
 
 
+def test_an_export_line_that_misstates_where_it_starts_fails_verification(ledger: Served, tmp_path: Path) -> None:
+    """Its commands are decided again when its digest starts from no entry, whatever it says of
+    where it starts: a header saying "since 2" must not spare an edited command that check."""
+    history(ledger)
+    lines = ledger.run("export").stdout.splitlines()
+    header = json.loads(lines[0])
+    header["export"]["since"] = 2
+    path = tmp_path / "misstated.jsonl"
+    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    verified = ledger.run("verify-export", str(path), "--json")
+    codes = [finding["code"] for finding in json.loads(verified.stdout)["findings"]]
+    assert verified.returncode == 1 and codes.count("start_mismatch") == 2, codes  # the header, and the first line
+    assert "not_decided_again" not in codes
+    refused = ledger.run("export", "--since", "0")
+    assert refused.returncode == 2 and "--since: '0' is not a position" in refused.stderr
+
+
 def test_a_corrupted_export_line_fails_verification_naming_its_checkpoint(ledger: Served, tmp_path: Path) -> None:
     history(ledger)
     lines = ledger.run("export").stdout.splitlines()
