@@ -204,6 +204,9 @@ class CommandHandler:
         proof. A signature or a token is checked on the roster read afresh (another replica may
         have rotated or revoked the key just now); an unproven sender on the roster this
         process knows, and afresh before it is refused."""
+        if not scoped(route, command.command_id or "") and credential.connection_key is not None:
+            return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks, which "
+                                  "only the A2A gateway opens: send the task through /a2a", "command_id")
         if credential.signature is not None and command.command_id is None:
             return Reply.rejected("invalid", "a signed command carries its own command_id: without one, its signed "
                                   "bytes could be applied again as another command", "command_id")

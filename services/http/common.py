@@ -118,11 +118,15 @@ class Gateway:
                 "invalid", f"the {AGENT_HEADER} header names who sends the command, as an agent slug: {actor!r}",
                 AGENT_HEADER,
             )
-        if command.command_id is None and (key := header(request, IDEMPOTENCY_HEADER)):
-            command = msgspec.structs.replace(command, command_id=key)
+        id_field = "command_id"  # where the request gave the id, for its errors
+        if key := header(request, IDEMPOTENCY_HEADER):
+            if command.command_id is not None and command.command_id != key:
+                return Reply.rejected("invalid", f"the {IDEMPOTENCY_HEADER} header ({key!r}) and the body's command_id "
+                                      f"({command.command_id!r}) name two commands: give the id once", IDEMPOTENCY_HEADER)
+            command, id_field = msgspec.structs.replace(command, command_id=key), IDEMPOTENCY_HEADER
         if not a2a and (command.command_id or "").startswith(a2a_tasks.COMMAND_PREFIX):
             return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "
-                                  "send those through /a2a", IDEMPOTENCY_HEADER)
+                                  "send those through /a2a", id_field)
         try:
             return await self.client(actor, token, signed).send(command)
         except Unreachable as error:

@@ -15,6 +15,8 @@ import msgspec
 from athenaeum.services.audit import export as ledger_export
 from athenaeum.services.audit.digest import Digest
 from athenaeum.services.jetstream.entries import Entry
+from athenaeum.events.ratification_commands import InitRatification
+from athenaeum.services.client import SyncClient
 from tests.services.conftest import ATHENAEUM, Served
 
 TEXT = "# ADR 50\n"
@@ -131,3 +133,26 @@ def test_an_unproven_sender_is_refused_401_before_its_body_is_read(served: Serve
                         headers={"Authorization": f"Bearer {token}"})
     assert proven.status_code == 400 and proven.json()["error"]["code"] == "invalid", proven.text
     assert served.run("export").stdout == before  # nothing written
+
+
+def test_an_a2a_task_id_is_opened_through_a2a_only_and_a_command_id_is_given_once(served: Served) -> None:
+    """Over NATS an agent cannot take a task id that A2A would then refuse; over HTTP the id is
+    named where it was given, and a header and a body naming two ids are refused, not one chosen."""
+    seed = served.enrol("alice")
+    token = served.run("agent", "token", "alice", actor="alice").stdout.strip().splitlines()[-1]
+    before = served.run("export").stdout
+    with SyncClient(served.url, "alice", seed=seed) as alice:
+        squatted = alice.send(InitRatification(topic="adr-60", roster=["alice"], artifact=TEXT, command_id="a2a:t-60"))
+    assert squatted.error is not None and (squatted.error.code, squatted.error.field) == ("invalid", "command_id")
+    http = json.loads((served.data_dir / "serve.json").read_text())["http"]
+    alice_http = {"Authorization": f"Bearer {token}"}
+    body = {"topic": "adr-61", "roster": ["alice"], "artifact": TEXT}
+    in_body = httpx.post(f"{http}/commands/ratification/init", headers=alice_http, json=body | {"command_id": "a2a:x"})
+    assert in_body.status_code == 400 and in_body.json()["error"]["field"] == "command_id", in_body.text
+    both = httpx.post(f"{http}/commands/ratification/init", headers=alice_http | {"Idempotency-Key": "idem-1"},
+                      json=body | {"command_id": "other"})
+    assert both.status_code == 400 and both.json()["error"]["field"] == "Idempotency-Key", both.text
+    assert served.run("export").stdout == before  # nothing written
+    same = httpx.post(f"{http}/commands/ratification/init", headers=alice_http | {"Idempotency-Key": "idem-1"},
+                      json=body | {"command_id": "idem-1"})
+    assert same.status_code == 200, same.text
