@@ -19,7 +19,7 @@ from athenaeum.events.fleet import FLEET_ID
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.audit.redecide import Problem
 from athenaeum.services.commands.credentials import SERVICE_ACTORS, deployment_command_id
-from athenaeum.services.identity.signing import all_verify, signed_bytes, verifies
+from athenaeum.services.identity.signing import CLOCK_SKEW, all_verify, signed_bytes, verifies
 from athenaeum.services.identity.verifier import Signed, Verifier
 from athenaeum.services.jetstream.entries import Entry
 
@@ -100,6 +100,12 @@ def proof_problem(record: CommandRecord, roster: Fleet | None, ledger_id: str, v
     if proof.signed_at is None or proof.signature is None or not verify(
             key, proof.signature, signed_bytes(ledger_id, record.route, record.actor, proof.signed_at, command)):
         return not_verified(record)
+    if abs(record.at - proof.signed_at) > CLOCK_SKEW:
+        # The service refuses a signature further than this from its clock; a clock shifted on
+        # purpose (ATHENAEUM_CLOCK_OFFSET) records every signed command so, and is no forgery.
+        return Problem("signed_apart", f"{record.route} as {record.actor!r} is recorded at {record.at.isoformat()} and "
+                                       f"signed at {proof.signed_at.isoformat()}, more than {CLOCK_SKEW} apart: the "
+                                       "record's time was changed, or the service ran on a shifted clock", "WARN")
     return None
 
 

@@ -4,9 +4,12 @@ layer, and an export whose events were rewritten under their signed commands."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import subprocess
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -14,6 +17,7 @@ import msgspec
 
 from athenaeum.services.audit import export as ledger_export
 from athenaeum.services.audit.digest import Digest
+from athenaeum.services.jetstream.command_records import COMMAND as COMMAND_HEADER
 from athenaeum.services.jetstream.entries import Entry
 from athenaeum.events.ratification_commands import InitRatification
 from athenaeum.services.client import SyncClient
@@ -63,9 +67,10 @@ def test_a_token_naming_a_human_or_another_is_refused_as_the_holder_acting_as_an
     assert httpx.post(a2a, headers={"A2A-Version": "1.0"}, json=cancel).status_code == 401
 
 
-def _forged(exported: str, change: str, into: str) -> str:
-    """The export with one event's stored bytes rewritten, every readable copy and the end
-    digest made to agree: what anyone holding the file can do, with no key of anybody's."""
+def _forged(exported: str, change: str, into: str, headers: Callable[[dict], dict] = lambda headers: headers) -> str:
+    """The export with one vote's stored bytes rewritten (its payload's ``change`` into ``into``,
+    its headers by ``headers``), every readable copy and the end digest made to agree: what
+    anyone holding the file can do, with no key of anybody's."""
     lines, digest, out = exported.splitlines(), Digest(), []
     for raw in lines:
         line = msgspec.json.decode(raw)
@@ -74,8 +79,10 @@ def _forged(exported: str, change: str, into: str) -> str:
         elif "end" in line:
             line = {"end": {"count": digest.count, "sha256": digest.sha256}}
         else:
-            payload = line["payload"].replace(change, into) if line.get("tag") == "VoteCast" else line["payload"]
-            entry = Entry.made(int(line["position"]), line["subject"], line["headers"], payload.encode())
+            vote = line.get("tag") == "VoteCast"
+            payload = line["payload"].replace(change, into) if vote else line["payload"]
+            entry = Entry.made(int(line["position"]), line["subject"], headers(line["headers"]) if vote else line["headers"],
+                               payload.encode())
             line = ledger_export._described(entry, ledger_export._decoded(entry.payload))  # noqa: SLF001
             digest.update(entry)
         out.append(msgspec.json.encode(line).decode())
@@ -96,6 +103,31 @@ def test_an_event_rewritten_under_its_signed_command_fails_verify_export(served:
     assert verified.returncode == 1, verified.stdout
     codes = {finding["code"] for finding in json.loads(verified.stdout)["findings"] if finding["severity"] == "HARD"}
     assert "not_as_decided" in codes, verified.stdout
+
+
+def test_a_signed_command_moved_in_time_is_reported_by_verify_export(served: Served, tmp_path: Path) -> None:
+    """alice signed her vote now; the export, rewritten, records it two days later, its event
+    with it, so that it decides the same: its signature's time says otherwise."""
+    assert served.run("ratify", "init", "adr-53", "--roster", "alice,bob", "--text", TEXT).returncode == 0
+    sha = hashlib.sha256(TEXT.encode()).hexdigest()
+    assert served.run("ratify", "vote", "adr-53", "--sha256", sha, "--sign", actor="alice").returncode == 0
+    exported = served.run("export").stdout
+    vote = next(json.loads(line) for line in exported.splitlines() if '"tag":"VoteCast"' in line)
+    at = vote["command"]["at"]
+    later = (datetime.fromisoformat(at) + timedelta(days=2)).isoformat().replace("+00:00", "Z")
+
+    def moved(headers: dict) -> dict:
+        record = json.loads(base64.b64decode(headers[COMMAND_HEADER]))
+        record["at"] = later  # written back as the service writes it, so that its signed bytes stay as signed
+        written = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        return headers | {COMMAND_HEADER: base64.b64encode(written).decode()}
+
+    forged = _forged(exported, f'"timestamp":"{vote["event"]["timestamp"]}"', f'"timestamp":"{later}"', moved)
+    path = tmp_path / "moved.jsonl"
+    path.write_text(forged)
+    verified = served.run("verify-export", str(path), "--json")
+    findings = json.loads(verified.stdout)["findings"]
+    assert ("WARN", "signed_apart") in {(finding["severity"], finding["code"]) for finding in findings}, findings
 
 
 def test_an_unproven_sender_is_refused_401_before_its_body_is_read(served: Served) -> None:
