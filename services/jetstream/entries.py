@@ -94,18 +94,25 @@ class Entry(NamedTuple):
             raise Unreadable("unknown_tag", f"no event declares the tag {unknown.tag!r}") from None
         except MapperDeserialisationError as error:
             raise Unreadable("undecodable", str(error)) from None
-        if not isinstance(event, Event):
-            raise Unreadable("unknown_tag", f"{self.topic} is not an event's tag: the ledger holds only events")
-        if (event.originator_id, event.originator_version) != originator:
-            # The store reads an aggregate by its subject and version header: an event whose own
-            # say differs would count where the store puts it, not where it says.
-            raise Unreadable("misplaced_event", f"an event of {event.originator_id!r} version "
-                                                f"{event.originator_version} stored as version {originator[1]} of "
-                                                f"{originator[0]!r}")
-        if _zoneless(event):
-            # Every rule and view compares times with zones: one without would fail them all.
-            raise Unreadable("undecodable", f"a {event.tag} with a time that has no time zone")
-        return event
+        return held_as(event, self.topic, originator)
+
+
+def held_as(event: object, tag: str, originator: tuple[Any, int]) -> Event:
+    """``event``, decoded from a message stored as version ``originator[1]`` of aggregate
+    ``originator[0]``, if the ledger can hold it there; ``Unreadable`` says why not. Every
+    reader of the ledger (a command's load, the projector, the audit) passes over the same."""
+    if not isinstance(event, Event):
+        raise Unreadable("unknown_tag", f"{tag} is not an event's tag: the ledger holds only events")
+    if (event.originator_id, event.originator_version) != tuple(originator):
+        # The store reads an aggregate by its subject and version header: an event whose own
+        # say differs would count where the store puts it, not where it says.
+        raise Unreadable("misplaced_event", f"an event of {event.originator_id!r} version "
+                                            f"{event.originator_version} stored as version {originator[1]} of "
+                                            f"{originator[0]!r}")
+    if _zoneless(event):
+        # Every rule and view compares times with zones: one without would fail them all.
+        raise Unreadable("undecodable", f"a {event.tag} with a time that has no time zone")
+    return event
 
 
 def holds_an_event(mapper: Mapper[Any]) -> Callable[[Stored], bool]:

@@ -25,6 +25,7 @@ from athenaeum.aggregates.application import AthenaeumApplication, MapperDeseria
 from athenaeum.events import Event, UnknownEventTag
 from athenaeum.projectors.registry import PROJECTORS
 from athenaeum.projectors.views import Change, Document, Lookup, overlaid, project_all
+from athenaeum.services.jetstream.entries import Unreadable, held_as
 from athenaeum.services.jetstream.subscription import JetStreamSubscription
 from athenaeum.services.views.kept import KeptDocuments
 from athenaeum.services.views.read_models import ReadModelStore, Written
@@ -132,12 +133,18 @@ class ProjectionRunner:
             raise ViewsUnreadable(f"reading {view} {key!r}: {error!r}") from error
 
     def _decoded(self, notification: Notification) -> Event | None:
-        # History that does not decode is the audit's to report; the views move past it.
+        # History that does not decode, or that the ledger cannot hold where it is stored (an
+        # event of another aggregate, say), is the audit's to report; the views move past it,
+        # as a command's load of the aggregate does.
         try:
-            return self.app.mapper.to_domain_event(notification)
+            event = self.app.mapper.to_domain_event(notification)
+            return held_as(event, notification.topic, (notification.originator_id, notification.originator_version))
         except (UnknownEventTag, MapperDeserialisationError):
             log.exception("position %d does not decode; the views skip it", notification.id)
-            return None
+        except Unreadable as unreadable:
+            log.error("position %d is no event the ledger can hold there (%s: %s); the views skip it",
+                      notification.id, unreadable.code, unreadable.message)
+        return None
 
     def _project(self, event: Event | None, position: int, lookup: Lookup) -> list[Change]:
         # A projector is a pure fold: one that raises on an event would raise on it forever,

@@ -3,6 +3,7 @@ sharing the views never has them rolled back by what a runner kept in memory."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import uuid
 from collections.abc import Sequence
@@ -10,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import msgspec
+import nats
 
 from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.context import Context
@@ -18,6 +20,9 @@ from athenaeum.events import family_id
 from athenaeum.events.quorum import ProposalAcked, ProposalOpened
 from athenaeum.events.ratification import ArtifactFrozen, Decision, Mode, VoteCast
 from athenaeum.projectors import pending_work
+from athenaeum.services.jetstream.log import TOPIC
+from athenaeum.services.jetstream.positions import VERSION
+from athenaeum.services.jetstream.subjects import StreamSubjects
 from athenaeum.services.views.kept import ENTRY, KeptDocuments
 from athenaeum.services.views.projection import PROJECTION, ProjectionRunner, ViewsUnreadable
 from athenaeum.services.views.read_models import ReadModelStore, Written
@@ -86,6 +91,32 @@ def test_events_read_together_are_applied_together_each_on_the_views_the_ones_be
         handed_pending = {change.key: change.json for change in changes if change.view == pending_work.VIEW}
         assert handed_pending.keys() == set(ROSTER)
         assert all(msgspec.json.decode(handed_pending[agent]) == store.get(pending_work.VIEW, agent) for agent in ROSTER)
+        store.close()
+
+
+def test_an_event_stored_on_another_aggregates_subject_is_passed_over_as_a_load_passes_it_over(
+        store_env: dict[str, str], tmp_path: Path) -> None:
+    """alice's vote on one ratification, put by a holder of the services' key on another's
+    subject: a command's load of either passes over it, and so do the views."""
+    ours, other = f"adr-{uuid.uuid4().hex[:8]}", f"adr-{uuid.uuid4().hex[:8]}"
+    with AthenaeumApplication(env=store_env) as app:
+        app.save(frozen(ours), frozen(other))
+        misplaced = app.mapper.to_stored_event(voted(ours, 1, "alice"))
+
+        async def put() -> None:
+            nc = await nats.connect(store_env["ATHENAEUM_NATS_URL"])
+            subject = StreamSubjects(store_env["ATHENAEUM_STREAM"]).aggregate(other)
+            await nc.jetstream().publish(subject, misplaced.state, headers={TOPIC: misplaced.topic, VERSION: "2"})
+            await nc.close()
+
+        asyncio.run(put())
+        store = ReadModelStore(str(tmp_path / "views.sqlite"))
+        runner = ProjectionRunner(app, store).start()
+        try:
+            caught_up([runner], app)
+        finally:
+            runner.stop()
+        assert sorted(item["id"] for item in store.get(pending_work.VIEW, "alice")["items"]) == sorted([ours, other])
         store.close()
 
 
