@@ -42,8 +42,10 @@ class Decisions:
             record = appended.record
             events = [event for _, event in appended.events]
             if None in events or len(events) != record.events:
-                problem = Problem("incomplete_command", f"the command's record names {record.events} events, "
-                                                        f"{len(events)} follow it that decode")
+                readable = len(events) - events.count(None)
+                problem = Problem("incomplete_command", f"the command's record names {record.events} events; "
+                                                        f"{len(events)} carry it, {readable} of them events the "
+                                                        "ledger can hold")
             else:
                 problem = self._out_of_place(record, appended.first, events[0]) or redecide(
                     record, appended.token, events,  # type: ignore[arg-type]
