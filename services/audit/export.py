@@ -111,8 +111,9 @@ def verify(lines: Iterable[bytes]) -> tuple[list[Finding], int]:
     findings += [finding for finding in decided if (finding.code, finding.position) not in said]
     if first is not None and not checked.from_the_start:
         findings.append(Finding("WARN", "not_decided_again", "export", "*", None,
-                                f"an export from position {checked.since}: its commands cannot be decided again "
-                                "without the history before it (export the whole ledger for that)"))
+                                f"an export from position {checked.since}: its commands cannot be decided again, "
+                                "nor who holds which key or token be known, without the history before it (export "
+                                "the whole ledger for that); each signature is checked against the key it names"))
     return findings, checked.count
 
 
@@ -145,6 +146,7 @@ class _Checked:
                     # Whether its commands are decided again goes by the digest it starts from,
                     # which the lines must chain to their end, not by what it says of itself.
                     self.from_the_start = self.digest.count == 0
+                    self.proofs.partial = not self.from_the_start
                     if (self.since == 1) != self.from_the_start:
                         self.findings.append(Finding(
                             "HARD", "start_mismatch", "export", f"line {number}", None,

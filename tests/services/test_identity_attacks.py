@@ -130,6 +130,39 @@ def test_a_signed_command_moved_in_time_is_reported_by_verify_export(served: Ser
     assert ("WARN", "signed_apart") in {(finding["severity"], finding["code"]) for finding in findings}, findings
 
 
+def test_an_export_from_a_later_position_verifies_each_signature_by_the_key_it_names(
+        served: Served, tmp_path: Path) -> None:
+    """The roster's bindings and tokens lie before the cut: not checked, and said so (WARN), but
+    a signature over a command changed since still fails."""
+    served.enrol("alice")
+    token = served.run("agent", "token", "alice", actor="alice").stdout.strip().splitlines()[-1]
+    http = json.loads((served.data_dir / "serve.json").read_text())["http"]
+    assert served.run("ratify", "init", "adr-54", "--roster", "alice,bob", "--text", TEXT).returncode == 0
+    since = json.loads(served.run("export").stdout.splitlines()[-1])["end"]["count"] + 1
+    opened = httpx.post(f"{http}/commands/ratification/init", headers={"Authorization": f"Bearer {token}"},
+                        json={"topic": "adr-55", "roster": ["alice"], "artifact": TEXT})
+    assert opened.status_code == 200, opened.text
+    sha = hashlib.sha256(TEXT.encode()).hexdigest()
+    assert served.run("ratify", "vote", "adr-54", "--sha256", sha, "--sign", actor="alice").returncode == 0
+    exported = served.run("export", "--since", str(since)).stdout
+    path = tmp_path / "partial.jsonl"
+    path.write_text(exported)
+    verified = served.run("verify-export", str(path), "--json")
+    findings = {(finding["severity"], finding["code"]) for finding in json.loads(verified.stdout)["findings"]}
+    assert verified.returncode == 0 and findings <= {("WARN", "not_decided_again"), ("WARN", "no_checkpoint")}, findings
+
+    def dissenting(headers: dict) -> dict:
+        record = json.loads(base64.b64decode(headers[COMMAND_HEADER]))
+        record["command"]["decision"] = "DISSENT"
+        written = json.dumps(record, separators=(",", ":"), ensure_ascii=False).encode()
+        return headers | {COMMAND_HEADER: base64.b64encode(written).decode()}
+
+    path.write_text(_forged(exported, '"decision":"SIGN"', '"decision":"DISSENT"', dissenting))
+    verified = served.run("verify-export", str(path), "--json")
+    hard = {finding["code"] for finding in json.loads(verified.stdout)["findings"] if finding["severity"] == "HARD"}
+    assert verified.returncode == 1 and hard == {"bad_signature"}, verified.stdout
+
+
 def test_an_unproven_sender_is_refused_401_before_its_body_is_read(served: Served) -> None:
     """No Authorization, one the gateway cannot take, or a well-formed token the ledger never
     issued, with a body that is no command: 401, never the 400 that would describe the
