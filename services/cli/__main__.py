@@ -2,6 +2,6 @@
 
 import sys
 
-from athenaeum.services.cli.main import main
+from athenaeum.services.cli.entry import main
 
 sys.exit(main())

@@ -48,9 +48,9 @@ from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.commands.replies import Reply, encode
 from athenaeum.services.commands.routes import EXPOSED
 from athenaeum.services.runtime.where import DEFAULT_HTTP, SERVICES, default_data_dir, running_url
+from athenaeum.services.cli.entry import INTERRUPTED
 
 DONE, REJECTED, USAGE, UNREACHABLE = 0, 1, 2, 3
-INTERRUPTED = 130  # as a shell counts a process SIGINT ended
 # The error code --json gives each exit; a rejection no rule made: NATS refused the principal.
 FAILURE_CODES = {REJECTED: "not_permitted", USAGE: "usage", UNREACHABLE: "unavailable"}
 SHELLS = ("bash", "zsh", "fish")

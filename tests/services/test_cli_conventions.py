@@ -4,14 +4,17 @@ help with an example, completion, and no traceback when a reader stops early."""
 
 from __future__ import annotations
 
+import importlib.abc
 import json
 import os
 import pty
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from athenaeum.services.cli import entry
 from athenaeum.services.cli.examples import EXAMPLES
 from athenaeum.services.cli.main import SHELLS, build_parser
 from athenaeum.services.cli.parser import verb_parsers
@@ -140,3 +143,17 @@ def _with_stderr_on_a_terminal(command: list[str]) -> tuple[subprocess.Completed
         process.wait(timeout=60)
     os.close(leader)
     return subprocess.CompletedProcess(command, process.returncode, stdout.decode()), shown.decode(errors="replace")
+
+
+def test_ctrl_c_while_the_cli_is_still_loading_ends_it_with_one_line(monkeypatch, capsys) -> None:
+    """Before ``main`` runs there is nothing to catch Ctrl-C but the entry point."""
+
+    class Interrupting(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            if name == "athenaeum.services.cli.main":
+                raise KeyboardInterrupt  # as if Ctrl-C came while it was being imported
+
+    monkeypatch.delitem(sys.modules, "athenaeum.services.cli.main")
+    monkeypatch.setattr(sys, "meta_path", [Interrupting(), *sys.meta_path])
+    assert entry.main() == entry.INTERRUPTED == 130
+    assert capsys.readouterr().err == "athenaeum: interrupted before it began: nothing was sent\n"
