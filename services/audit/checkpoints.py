@@ -70,12 +70,12 @@ class Anchors:
             self.store.keep_anchor(self.ledger, anchor.count, encoded.decode())
 
     def kept(self) -> list[tuple[str, Anchor]]:
-        """Each anchor kept, with where: the file's path, or "the read models"."""
+        """Each anchor kept, with where: the file's path, or the read models' place."""
         found = []
         if (in_file := self._in_file()) is not None:
             found.append((str(self.file), in_file))
         if self.store is not None and (stored := self.store.anchor(self.ledger)) is not None:
-            found.append(("the read models", _decode(stored.encode(), "the read models")))
+            found.append((self.store.place, _decode(stored.encode(), self.store.place)))
         return found
 
     def latest(self) -> tuple[str, Anchor] | None:

@@ -33,7 +33,8 @@ MAX_BODY = 7 * 1024 * 1024
 AgentHeader = Annotated[str | None, HeaderParameter(
     name=AGENT_HEADER, required=False, description="who acts", schema_extra={"pattern": AGENT_SLUG})]
 IdempotencyHeader = Annotated[str | None, HeaderParameter(
-    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing",
+    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing (a body that carries a command_id "
+                "too must give the same one)",
     schema_extra={"maxLength": COMMAND_ID_LIMIT})]
 # Required (400 without it, or empty, with the original's message), which the route checks itself.
 ProjectHeader = Annotated[str | None, HeaderParameter(
@@ -139,8 +140,9 @@ class Gateway:
         authorization = header(request, "Authorization")
         token = _token(request)
         if (authorization and not token) or not (token or _signature(request) or self.trusts(request)):
-            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (a human issues one: "
-                                  "athenaeum agent token NAME), or a command signed with the sender's key", "Authorization")
+            return Reply.rejected("unauthenticated", "Authorization: Bearer <token> is required (athenaeum agent token "
+                                  "NAME --as NAME prints one, as does a human's --as), or a command signed with the "
+                                  "sender's key", "Authorization")
         return None
 
     async def refused(self, request: Request) -> Reply | None:

@@ -156,7 +156,7 @@ class LedgerGuard:
             if info is None:
                 raise LedgerDrift(f"there is no stream {name}, but the anchor in {where} records {what}: serve "
                                   "makes no empty ledger where one was; restore the stream from a backup, or move "
-                                  "that anchor away to begin another ledger")
+                                  f"{where} away to begin another ledger")
             if last < anchor.checkpoint:
                 raise LedgerDrift(f"stream {name} ends at position {last}, before {what} that the anchor in {where} "
                                   "records: history was cut or the stream made again; restore it from a backup")

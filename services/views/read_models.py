@@ -121,6 +121,13 @@ class ReadModelStore:
             doing = "prepare" if create else "read"
             raise OperationalError(f"cannot {doing} the read models at {url}: {error}") from error
 
+    @property
+    def place(self) -> str:
+        """Where the read models are, for a message (a PostgreSQL URL may hold a password)."""
+        if scheme_of(self.url) in ("", "sqlite"):
+            return f"the read models at {self.url.removeprefix('sqlite:///')}"
+        return "the read models in PostgreSQL" + (f" (schema {self.schema})" if self.schema else "")
+
     @contextmanager
     def _transaction(self) -> Iterator[Any]:
         with self._lock, self._database.transaction() as cursor:

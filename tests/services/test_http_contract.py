@@ -43,6 +43,7 @@ BEYOND_A_SCHEMA = {
     "contradictionResolution": "a resolution with a rule ruling only, and two different findings",
     "electorate": "an imported open proposal's, empty or naming an agent twice (a closed one's is its voters, maybe none)",
     "acks": "an imported proposal's votes, one per agent of its electorate, acks and nacks together",
+    "Idempotency-Key": "a header naming another command id than the body's command_id",
 }
 EXAMPLES = 6  # per operation: about a minute on two cores
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from athenaeum.services.http.a2a.jsonrpc import V0_3, V1_0
 
-TOKEN = "a token from `athenaeum agent token NAME`"
+TOKEN = "a token from `athenaeum agent token NAME --as NAME`"
 SKILL = {
     "id": "ratify",
     "name": "Ratify an artifact",
