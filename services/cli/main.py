@@ -12,6 +12,7 @@ import importlib
 import os
 import select
 import sys
+import uuid
 from importlib import metadata
 from datetime import timedelta
 from pathlib import Path
@@ -76,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     acting.add_argument("--key", type=Path, default=os.environ.get("ATHENAEUM_KEY"),
                         help="sign with the seed in this file instead ($ATHENAEUM_KEY)")
     common = argparse.ArgumentParser(add_help=False, parents=[acting, json_option])
+    common.add_argument("--command-id", metavar="ID",
+                        help="the command's id (default: a new one): sent again with the same id, as after a lost "
+                             "reply or Ctrl-C, it applies at most once and answers as it first did")
     common.add_argument("--get", metavar="FIELD",
                         help="print only this field of the --json answer (a.b for a nested one, a.0 for a list's "
                              "first item), for a shell variable: sha=$(athenaeum ratify init ... --get artifact_sha256)")
@@ -269,7 +273,11 @@ def _main(argv: list[str] | None) -> int:
             if not args.actor:
                 raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
             agent(args.actor, "--as (or ATHENAEUM_AGENT)")
-        command = None if query else FAMILIES[args.family].command_from(args)
+        command_id = getattr(args, "command_id", None)  # every verb that acts takes it
+        if command_id is not None and (query is not None or args.family in cli_import.NAMES):
+            raise UsageError("--command-id: this verb sends no one command of its own (it reads, or imports records, "
+                             "whose commands take their ids from the records)")
+        command = None if query else _identified(FAMILIES[args.family].command_from(args), command_id)
         # Queries too: a server that authenticates admits only the roster's keys, and the
         # embedded one its auditor's, whose key reads for whoever names nobody.
         seed = _seed(args, data_dir) if args.key or args.actor else auditor_key(data_dir / "nats")
@@ -288,9 +296,15 @@ def _main(argv: list[str] | None) -> int:
                 return DONE if answer["ok"] else REJECTED
             if args.family in cli_import.NAMES:
                 return cli_import.write(args, client.send_together)
-            reply = client.send(command)
+            try:
+                reply = client.send(command)
+            except KeyboardInterrupt:
+                print(f"athenaeum: interrupted: the command may have applied; {_again(command.command_id)}",
+                      file=sys.stderr)
+                return INTERRUPTED
     except Unreachable as error:
-        return failed(UNREACHABLE, f"{error}", as_json)
+        again = f"; {_again(error.command_id)}" if error.command_id and command is not None else ""
+        return failed(UNREACHABLE, f"{error}{again}", as_json)
     except NotPermitted as error:
         return failed(REJECTED, f"{error}", as_json)
     if args.get and reply.ok:
@@ -325,6 +339,18 @@ def _mcp(args: argparse.Namespace, data_dir: Path) -> int:
     except KeyboardInterrupt:
         pass
     return DONE
+
+
+def _identified(command: Any, command_id: str | None) -> Any:
+    """``command`` with its id chosen here, so that what is said of it after a lost reply or
+    Ctrl-C can name it (``--command-id`` gives it; else a new one)."""
+    if command is None or command.command_id is not None:
+        return command
+    return msgspec.structs.replace(command, command_id=command_id or uuid.uuid4().hex)
+
+
+def _again(command_id: str | None) -> str:
+    return f"run it again with --command-id {command_id}, which applies it at most once"
 
 
 def failed(code: int, message: str, as_json: bool) -> int:

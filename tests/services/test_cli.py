@@ -36,6 +36,17 @@ def test_a_ratification_through_the_cli(served: Served) -> None:
     assert [e["type"] for e in json.loads(last.stdout)["events"]][-1] == "ArtifactRatified"
 
 
+def test_a_command_sent_again_with_its_command_id_applies_once_and_answers_as_it_first_did(served: Served) -> None:
+    """What the CLI says to do after a lost reply or Ctrl-C: run it again with --command-id."""
+    create = ("task", "create", "--title", "T", "--project", "p", "--command-id", "create-t", "--json")
+    first, again = served.run(*create, actor="ops"), served.run(*create, actor="ops")
+    assert first.returncode == again.returncode == 0, first.stderr
+    assert json.loads(again.stdout) == json.loads(first.stdout)  # the same task, at the same position
+    assert served.run("export").stdout.count('"tag":"TaskCreated"') == 1
+    reading = served.run("check", "--command-id", "x")
+    assert reading.returncode == 2 and "--command-id" in reading.stderr
+
+
 def test_rejections_exit_one_with_the_error_object(served: Served) -> None:
     served.run("ratify", "init", "adr-4", "--roster", "alice", "--text", TEXT)
     refused = served.run("ratify", "vote", "adr-4", "--sha256", "0" * 64, "--sign", "--json")
