@@ -281,7 +281,9 @@ def test_errors_are_the_sdks_own(gateway: Gateway) -> None:
 
 def test_a_version_not_spoken_is_refused_with_the_specs_error(gateway: Gateway) -> None:
     get = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"id": "t-1"}}
-    refused = httpx.post(f"{gateway.url}/a2a", json=get, headers={"A2A-Version": "0.5"}).json()["error"]
+    answer = httpx.post(f"{gateway.url}/a2a", json=get, headers={"A2A-Version": "0.5"}).json()
+    refused = answer["error"]
+    assert answer["id"] == 3  # JSON-RPC: the request's id, which could be read
     assert refused["code"] == -32009 and refused["data"][0]["reason"] == "VERSION_NOT_SUPPORTED"
     assert refused["data"][0]["metadata"] == {"requested": "0.5", "supported": "1.0, 0.3"}
     unversioned = httpx.post(f"{gateway.url}/a2a", json=get).json()["error"]  # no header is 0.3 (A2A 1.0 §3.6.2)

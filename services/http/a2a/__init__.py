@@ -60,9 +60,13 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         SubscribeToTask; A2A 0.3: tasks/send (message/send), tasks/get, tasks/cancel,
         tasks/sendSubscribe (message/stream) and tasks/resubscribe. The streams are server-sent events."""
         rpc_id, version = None, V1_0  # the error for a version not spoken is 1.0's, which defines it
+        unspoken: RpcError | None = None  # answered with the request's id, once it is read
         unproven = await gateway.refused(request)
         try:
-            version = spoken_version(a2a_version or "")
+            try:
+                version = spoken_version(a2a_version or "")
+            except RpcError as error:
+                unspoken = error
             if unproven is not None and header(request, "Authorization"):  # a proof it cannot take: nothing is read
                 raise refusal(INVALID_REQUEST, unproven.error)
             try:
@@ -74,6 +78,8 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
             if isinstance(body.get("id"), (bool, dict, list)):
                 raise RpcError(INVALID_REQUEST, "a JSON-RPC id is a string, a number or null")
             rpc_id = body.get("id")
+            if unspoken is not None:
+                raise unspoken
             if body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
                 raise RpcError(INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
             if unproven is not None and body["method"] in ACTING:
