@@ -274,6 +274,8 @@ def _main(argv: list[str] | None) -> int:
                 raise UsageError("--as AGENT (or ATHENAEUM_AGENT) names who acts")
             agent(args.actor, "--as (or ATHENAEUM_AGENT)")
         command_id = getattr(args, "command_id", None)  # every verb that acts takes it
+        if command_id == "":
+            raise UsageError("--command-id: empty; give the id an earlier run printed, or leave it out for a new one")
         if command_id is not None and (query is not None or args.family in cli_import.NAMES):
             raise UsageError("--command-id: this verb sends no one command of its own (it reads, or imports records, "
                              "whose commands take their ids from the records)")
@@ -346,7 +348,7 @@ def _identified(command: Any, command_id: str | None) -> Any:
     Ctrl-C can name it (``--command-id`` gives it; else a new one)."""
     if command is None or command.command_id is not None:
         return command
-    return msgspec.structs.replace(command, command_id=command_id or uuid.uuid4().hex)
+    return msgspec.structs.replace(command, command_id=uuid.uuid4().hex if command_id is None else command_id)
 
 
 def _again(command_id: str | None) -> str:

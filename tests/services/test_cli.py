@@ -45,6 +45,8 @@ def test_a_command_sent_again_with_its_command_id_applies_once_and_answers_as_it
     assert served.run("export").stdout.count('"tag":"TaskCreated"') == 1
     reading = served.run("check", "--command-id", "x")
     assert reading.returncode == 2 and "--command-id" in reading.stderr
+    empty = served.run("task", "create", "--title", "T", "--project", "p", "--command-id", "", actor="ops")
+    assert empty.returncode == 2 and "--command-id: empty" in empty.stderr
 
 
 def test_rejections_exit_one_with_the_error_object(served: Served) -> None:
