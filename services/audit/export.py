@@ -142,7 +142,8 @@ class _Checked:
                 if self.digest is None and "export" in line:
                     self.digest = _start(line["export"], number, self.findings)
                     self.ledger_id = self.proofs.ledger_id = str(line["export"].get("ledger", ""))
-                    self.since = int(line["export"].get("since", 1))
+                    # An export before positions were checked could say 0 for the ledger's start.
+                    self.since = max(int(line["export"].get("since", 1)), 1)
                     # Whether its commands are decided again goes by the digest it starts from,
                     # which the lines must chain to their end, not by what it says of itself.
                     self.from_the_start = self.digest.count == 0

@@ -96,6 +96,15 @@ def command_from(args: argparse.Namespace) -> Command:
     raise UsageError(f"unknown verb {args.verb}")
 
 
+def unrepeatable(args: argparse.Namespace) -> str | None:
+    """Why the command cannot be sent again as it was, if so: a token is made for each run (a
+    key pair is not: an earlier try's, whose answer was lost, goes again)."""
+    if args.verb == "token" and not args.revoke:
+        return ("a new token is made for each run, so no run sends this one again; one issued with a lost reply "
+                "is known to nobody: run it again for another")
+    return None
+
+
 def _key(args: argparse.Namespace, rotating: bool) -> str:
     """The public key given, checked; else the pair in <data-dir>/keys/NAME.nk; else (none
     there, or a rotation) a new pair in NAME.nk.new, which ``finished`` puts in place once the

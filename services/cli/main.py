@@ -280,6 +280,9 @@ def _main(argv: list[str] | None) -> int:
             raise UsageError("--command-id: this verb sends no one command of its own (it reads, or imports records, "
                              "whose commands take their ids from the records)")
         command = None if query else _identified(FAMILIES[args.family].command_from(args), command_id)
+        unrepeatable = getattr(FAMILIES[args.family], "unrepeatable", lambda args: None)(args) if command else None
+        if command_id is not None and unrepeatable:
+            raise UsageError(f"--command-id: {unrepeatable}")
         # Queries too: a server that authenticates admits only the roster's keys, and the
         # embedded one its auditor's, whose key reads for whoever names nobody.
         seed = _seed(args, data_dir) if args.key or args.actor else auditor_key(data_dir / "nats")
@@ -298,14 +301,15 @@ def _main(argv: list[str] | None) -> int:
                 return DONE if answer["ok"] else REJECTED
             if args.family in cli_import.NAMES:
                 return cli_import.write(args, client.send_together)
-            try:
-                reply = client.send(command)
-            except KeyboardInterrupt:
-                print(f"athenaeum: interrupted: the command may have applied; {_again(command.command_id)}",
-                      file=sys.stderr)
-                return INTERRUPTED
+            reply = client.send(command)
+    except KeyboardInterrupt:
+        if command is None:
+            raise
+        print(f"athenaeum: interrupted: the command may have applied; {unrepeatable or _again(command.command_id)}",
+              file=sys.stderr)
+        return INTERRUPTED
     except Unreachable as error:
-        again = f"; {_again(error.command_id)}" if error.command_id and command is not None else ""
+        again = f"; {unrepeatable or _again(error.command_id)}" if error.command_id and command is not None else ""
         return failed(UNREACHABLE, f"{error}{again}", as_json)
     except NotPermitted as error:
         return failed(REJECTED, f"{error}", as_json)

@@ -288,6 +288,13 @@ def test_a_version_not_spoken_is_refused_with_the_specs_error(gateway: Gateway) 
     assert refused["data"][0]["metadata"] == {"requested": "0.5", "supported": "1.0, 0.3"}
     unversioned = httpx.post(f"{gateway.url}/a2a", json=get).json()["error"]  # no header is 0.3 (A2A 1.0 §3.6.2)
     assert unversioned["code"] == -32009 and "A2A-Version: 1.0" in unversioned["message"]
+    for unreadable in (b"not json", b"[1]"):  # no id to answer with, and the version still the first refusal
+        answer = httpx.post(f"{gateway.url}/a2a", content=unreadable, headers={"A2A-Version": "0.5"}).json()
+        assert answer["id"] is None and answer["error"]["code"] == -32009, answer
+    deep = b'{"jsonrpc": "2.0", "id": 5, "method": "GetTask", "params": ' + b"[" * 5000 + b"]" * 5000 + b"}"
+    nested = httpx.post(f"{gateway.url}/a2a", content=deep,
+                        headers={"A2A-Version": "1.0", "Authorization": f"Bearer {gateway.token}"})
+    assert nested.status_code == 200 and nested.json()["error"]["code"] == -32600, nested.text
     legacy = {"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"id": "t-1"}}
     assert httpx.post(f"{gateway.url}/a2a", json=legacy, headers={"A2A-Version": "1.0"}).json()["error"]["code"] == -32009
     assert httpx.post(f"{gateway.url}/a2a", json=legacy, headers={"A2A-Version": "0.3"}).json()["error"]["code"] == -32001

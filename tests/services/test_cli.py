@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from athenaeum.events.quorum_commands import ProposeQuorum
-from athenaeum.services.client import AthenaeumClient, Unreachable
+from athenaeum.services.cli.main import main
+from athenaeum.services.client import AthenaeumClient, SyncClient, Unreachable
 from athenaeum.services.runtime.nats_server import process_running
 from tests.postgres import in_database
 from tests.services.conftest import ATHENAEUM, Served, until
@@ -47,6 +48,24 @@ def test_a_command_sent_again_with_its_command_id_applies_once_and_answers_as_it
     assert reading.returncode == 2 and "--command-id" in reading.stderr
     empty = served.run("task", "create", "--title", "T", "--project", "p", "--command-id", "", actor="ops")
     assert empty.returncode == 2 and "--command-id: empty" in empty.stderr
+    token = served.run("agent", "token", "ops", "--command-id", "t-1", actor="ops")  # a new token each run
+    assert token.returncode == 2 and "no run sends this one again" in token.stderr
+
+
+def test_ctrl_c_once_the_command_went_names_its_id_whenever_it_comes(served: Served, monkeypatch, capsys) -> None:
+    """Ctrl-C as the connection closes, the command applied: the line still names its id."""
+    served.enrol("ops")
+    close = SyncClient.close
+
+    def interrupted(client: SyncClient) -> None:
+        close(client)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(SyncClient, "close", interrupted)
+    monkeypatch.delenv("ATHENAEUM_NATS_URL", raising=False)
+    code = main(["task", "create", "--title", "T", "--project", "p", "--command-id", "late-t", "--as", "ops",
+                 "--data-dir", str(served.data_dir)])
+    assert code == 130 and "run it again with --command-id late-t" in capsys.readouterr().err
 
 
 def test_rejections_exit_one_with_the_error_object(served: Served) -> None:

@@ -128,6 +128,10 @@ def test_a_signed_command_moved_in_time_is_reported_by_verify_export(served: Ser
     verified = served.run("verify-export", str(path), "--json")
     findings = json.loads(verified.stdout)["findings"]
     assert ("WARN", "signed_apart") in {(finding["severity"], finding["code"]) for finding in findings}, findings
+    later = later.removesuffix("Z")  # a time without a zone, which no service writes: reported, not a crash
+    path.write_text(_forged(exported, f'"timestamp":"{vote["event"]["timestamp"]}"', f'"timestamp":"{later}"', moved))
+    zoneless = served.run("verify-export", str(path), "--json")
+    assert zoneless.returncode == 1 and json.loads(zoneless.stdout)["summary"]["HARD"], zoneless.stdout + zoneless.stderr
 
 
 def test_an_export_from_a_later_position_verifies_each_signature_by_the_key_it_names(

@@ -60,26 +60,26 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         SubscribeToTask; A2A 0.3: tasks/send (message/send), tasks/get, tasks/cancel,
         tasks/sendSubscribe (message/stream) and tasks/resubscribe. The streams are server-sent events."""
         rpc_id, version = None, V1_0  # the error for a version not spoken is 1.0's, which defines it
-        unspoken: RpcError | None = None  # answered with the request's id, once it is read
         unproven = await gateway.refused(request)
         try:
             try:
                 version = spoken_version(a2a_version or "")
-            except RpcError as error:
-                unspoken = error
+            except RpcError:
+                rpc_id = _id_of(await request.body())  # answered with it, where it can be read
+                raise
             if unproven is not None and header(request, "Authorization"):  # a proof it cannot take: nothing is read
                 raise refusal(INVALID_REQUEST, unproven.error)
             try:
                 body = msgspec.json.decode(await request.body())
             except msgspec.DecodeError as error:
                 raise RpcError(PARSE_ERROR, f"parse error: {error}") from error
+            except RecursionError:
+                raise RpcError(INVALID_REQUEST, "the request nests arrays or objects deeper than any does") from None
             if not isinstance(body, dict):
                 raise RpcError(INVALID_REQUEST, "a JSON-RPC request is an object")
             if isinstance(body.get("id"), (bool, dict, list)):
                 raise RpcError(INVALID_REQUEST, "a JSON-RPC id is a string, a number or null")
             rpc_id = body.get("id")
-            if unspoken is not None:
-                raise unspoken
             if body.get("jsonrpc") != "2.0" or not isinstance(body.get("method"), str):
                 raise RpcError(INVALID_REQUEST, 'a JSON-RPC 2.0 request has "jsonrpc": "2.0" and a "method"')
             if unproven is not None and body["method"] in ACTING:
@@ -110,6 +110,18 @@ def handlers(gateway: Gateway, base_url: str) -> list[HTTPRouteHandler]:
         return _card(legacy_card(base_url))
 
     return [rpc, card, card_0_3]
+
+
+class _Identified(msgspec.Struct):
+    id: str | int | float | None = None
+
+
+def _id_of(body: bytes) -> str | int | float | None:
+    """A request's JSON-RPC id, if it is one that can be read from ``body``; else None."""
+    try:
+        return msgspec.json.decode(body, type=_Identified).id
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 def _card(card: dict[str, Any]) -> Response[bytes]:
