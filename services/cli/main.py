@@ -280,7 +280,7 @@ def _main(argv: list[str] | None) -> int:
             raise UsageError("--command-id: this verb sends no one command of its own (it reads, or imports records, "
                              "whose commands take their ids from the records)")
         command = None if query else _identified(FAMILIES[args.family].command_from(args), command_id)
-        unrepeatable = getattr(FAMILIES[args.family], "unrepeatable", lambda args: None)(args) if command else None
+        unrepeatable = _unrepeatable(args) if command is not None else None
         if command_id is not None and unrepeatable:
             raise UsageError(f"--command-id: {unrepeatable}")
         # Queries too: a server that authenticates admits only the roster's keys, and the
@@ -353,6 +353,13 @@ def _identified(command: Any, command_id: str | None) -> Any:
     if command is None or command.command_id is not None:
         return command
     return msgspec.structs.replace(command, command_id=uuid.uuid4().hex if command_id is None else command_id)
+
+
+def _unrepeatable(args: argparse.Namespace) -> str | None:
+    """Why the family says the command cannot be sent again as it was (a secret made for this
+    run alone), if it does."""
+    said = getattr(FAMILIES[args.family], "unrepeatable", None)
+    return said(args) if said is not None else None
 
 
 def _again(command_id: str | None) -> str:

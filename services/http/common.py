@@ -33,8 +33,9 @@ MAX_BODY = 7 * 1024 * 1024
 AgentHeader = Annotated[str | None, HeaderParameter(
     name=AGENT_HEADER, required=False, description="who acts", schema_extra={"pattern": AGENT_SLUG})]
 IdempotencyHeader = Annotated[str | None, HeaderParameter(
-    name=IDEMPOTENCY_HEADER, required=False, description="the command's command_id: a retry appends nothing (a body that carries a command_id "
-                "too must give the same one)",
+    name=IDEMPOTENCY_HEADER, required=False,
+    description="the command's command_id: a retry appends nothing (a body that carries a command_id too must give "
+                "the same one)",
     schema_extra={"maxLength": COMMAND_ID_LIMIT})]
 # Required (400 without it, or empty, with the original's message), which the route checks itself.
 ProjectHeader = Annotated[str | None, HeaderParameter(
@@ -123,7 +124,8 @@ class Gateway:
         if key := header(request, IDEMPOTENCY_HEADER):
             if command.command_id is not None and command.command_id != key:
                 return Reply.rejected("invalid", f"the {IDEMPOTENCY_HEADER} header ({key!r}) and the body's command_id "
-                                      f"({command.command_id!r}) name two commands: give the id once", IDEMPOTENCY_HEADER)
+                                      f"({command.command_id!r}) name two commands: give the id once",
+                                      IDEMPOTENCY_HEADER)
             command, id_field = msgspec.structs.replace(command, command_id=key), IDEMPOTENCY_HEADER
         if not a2a and (command.command_id or "").startswith(a2a_tasks.COMMAND_PREFIX):
             return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks; "

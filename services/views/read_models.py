@@ -199,7 +199,8 @@ class ReadModelStore:
             # only from where it was: PostgreSQL locks the row and re-reads it if a replica moved
             # it meanwhile, where a SELECT then a write would let both replicas through.
             moving_from = "position < ?" if after is None else "position = ?"
-            cursor.execute(self._sql(f"UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND {moving_from}"),
+            cursor.execute(self._sql("UPDATE athenaeum_positions SET position = ? WHERE projection = ? AND "
+                                     f"{moving_from}"),
                            (position, projection, position if after is None else after))
             if cursor.rowcount == 0:
                 if after:

@@ -81,8 +81,8 @@ def _forged(exported: str, change: str, into: str, headers: Callable[[dict], dic
         else:
             vote = line.get("tag") == "VoteCast"
             payload = line["payload"].replace(change, into) if vote else line["payload"]
-            entry = Entry.made(int(line["position"]), line["subject"], headers(line["headers"]) if vote else line["headers"],
-                               payload.encode())
+            stored_headers = headers(line["headers"]) if vote else line["headers"]
+            entry = Entry.made(int(line["position"]), line["subject"], stored_headers, payload.encode())
             line = ledger_export._described(entry, ledger_export._decoded(entry.payload))  # noqa: SLF001
             digest.update(entry)
         out.append(msgspec.json.encode(line).decode())
@@ -131,7 +131,8 @@ def test_a_signed_command_moved_in_time_is_reported_by_verify_export(served: Ser
     later = later.removesuffix("Z")  # a time without a zone, which no service writes: reported, not a crash
     path.write_text(_forged(exported, f'"timestamp":"{vote["event"]["timestamp"]}"', f'"timestamp":"{later}"', moved))
     zoneless = served.run("verify-export", str(path), "--json")
-    assert zoneless.returncode == 1 and json.loads(zoneless.stdout)["summary"]["HARD"], zoneless.stdout + zoneless.stderr
+    said = zoneless.stdout + zoneless.stderr
+    assert zoneless.returncode == 1 and json.loads(zoneless.stdout)["summary"]["HARD"], said
 
 
 def test_an_export_from_a_later_position_verifies_each_signature_by_the_key_it_names(

@@ -276,7 +276,8 @@ class TestAgainstTheAnchor:
         store.keep_anchor(stream, 9, msgspec.json.encode(
             Anchor(ledger=stream, count=9, position=9, sha256="1" * 64, checkpoint=10)).decode())
         with pytest.raises(LedgerDrift, match="ends at position 3, before the checkpoint of its first 9 entries at "
-                                              "position 10 that the anchor in the read models at .*views.sqlite records"):
+                                              "position 10 that the anchor in the read models at "
+                                              ".*views.sqlite records"):
             self.check(nats_server.url, stream, anchors, store)
         assert anchors.file is not None
         anchors.file.parent.mkdir(parents=True, exist_ok=True)
