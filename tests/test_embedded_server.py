@@ -14,7 +14,7 @@ import pytest
 
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime import nats_server
-from athenaeum.services.runtime.nats_server import NatsServer, free_port, process_running
+from athenaeum.services.runtime.nats_server import NatsCluster, NatsServer, free_port, process_running
 
 
 async def jetstream_answers(url: str) -> bool:
@@ -110,3 +110,16 @@ def test_a_free_port_taken_before_the_server_binds_it_is_chosen_again(tmp_path: 
         monkeypatch.setattr(nats_server, "free_port", lambda: next(first, None) or free_port())
         with NatsServer(store_dir=tmp_path / "js") as server:
             assert server.port != taken.getsockname()[1] and server.running
+
+
+def test_a_route_port_taken_before_a_cluster_node_binds_it_is_chosen_again(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        first = iter([taken.getsockname()[1]])  # the first node's route port
+        monkeypatch.setattr(nats_server, "free_port", lambda: next(first, None) or free_port())
+        with NatsCluster(base_dir=tmp_path / "cluster") as cluster:
+            routes = [node.cluster.port for node in cluster.nodes if node.cluster is not None]
+            assert taken.getsockname()[1] not in routes and len(routes) == 3
+            assert all(node.running for node in cluster.nodes)

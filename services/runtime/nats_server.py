@@ -313,21 +313,40 @@ class NatsCluster:
     nodes: list[NatsServer] = field(default_factory=list)
 
     def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
-        if not self.nodes:
-            route_ports = [free_port() for _ in range(self.size)]
-            self.nodes = [
-                NatsServer(
-                    store_dir=Path(self.base_dir) / f"n{index}",
-                    name=f"{self.name}-n{index}",
-                    cluster=ClusterRoutes(self.name, port, [p for p in route_ports if p != port]),
-                )
-                for index, port in enumerate(route_ports)
-            ]
-        for node in self.nodes:
-            node.launch()
-        for node in self.nodes:
-            node.wait_ready(timeout)
+        # Ports chosen here are free when chosen, not when bound: another program may take one
+        # meanwhile, and the nodes start again on others. Nodes started before keep theirs.
+        fresh = not self.nodes
+        for _ in range(PORT_ATTEMPTS - 1 if fresh else 0):
+            try:
+                return self._start(timeout, fresh)
+            except NatsServerError as error:
+                if ADDRESS_IN_USE not in str(error):
+                    raise
+        return self._start(timeout, fresh)
+
+    def _start(self, timeout: float, fresh: bool) -> NatsCluster:
+        if fresh:
+            self.nodes = self._nodes()
+        try:
+            for node in self.nodes:
+                node.launch()
+            for node in self.nodes:
+                node.wait_ready(timeout)
+        except BaseException:
+            self.stop()  # nothing left running, nothing left locked
+            raise
         return self
+
+    def _nodes(self) -> list[NatsServer]:
+        route_ports = [free_port() for _ in range(self.size)]
+        return [
+            NatsServer(
+                store_dir=Path(self.base_dir) / f"n{index}",
+                name=f"{self.name}-n{index}",
+                cluster=ClusterRoutes(self.name, port, [p for p in route_ports if p != port]),
+            )
+            for index, port in enumerate(route_ports)
+        ]
 
     @property
     def urls(self) -> list[str]:
