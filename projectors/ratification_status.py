@@ -1,7 +1,6 @@
 """Where does ratification T stand: the ``ratifications`` view, one document per topic.
 
 Blind voting: while a ratification is open the document names who has voted, never how.
-``changed_at`` is when the last event that changed it was recorded (an A2A task's status time).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ def _apply(event: Event, current: Document) -> Document | None:
     return None
 
 
-project = per_aggregate(VIEW, _apply, changed_at="changed_at")  # the cases below register on ``_apply``
+project = per_aggregate(VIEW, _apply)  # the cases below register on ``_apply``
 
 
 @_apply.register

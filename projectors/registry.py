@@ -17,13 +17,6 @@ from athenaeum.projectors import (
     thread_status,
 )
 
-# The shape of the documents these projectors write: one more whenever a change to them would
-# make the views a ledger gives differ from those an earlier version wrote (a field added, say).
-# Views written in another shape are dropped and written again from the ledger when the
-# projector service starts. 1: the views from before the shape was recorded; 2: a ratification's
-# ``changed_at``.
-SHAPE = 2
-
 # Order matters: later projectors read the status views as already updated for the event.
 PROJECTORS = (
     fleet_activity.project,

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import msgspec
-
 Document = dict[str, Any]
 Lookup = Callable[[str, str], Document | None]  # (view, key) -> the current document
 
@@ -20,11 +18,9 @@ class Change(NamedTuple):
 Projector = Callable[[Any, Lookup], list[Change]]
 
 
-def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None], *,
-                  changed_at: str | None = None) -> Projector:
+def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None]) -> Projector:
     """A projector keeping one document per aggregate, keyed by its id. ``apply`` gets the
-    current document (empty when there is none) and returns the new one, or None to leave it.
-    ``changed_at`` names a field given the time of the event that last changed the document."""
+    current document (empty when there is none) and returns the new one, or None to leave it."""
 
     # A singledispatch function: other families' events are skipped, and an event of a type it
     # registers is given to that case straight (the audit projects every event: a second
@@ -36,11 +32,7 @@ def per_aggregate(view: str, apply: Callable[[Any, Document], Document | None], 
         if case is None:
             return []
         document = case(event, lookup(view, event.key) or {})
-        if document is None:
-            return []
-        if changed_at is not None:
-            document = document | {changed_at: msgspec.to_builtins(event.timestamp)}
-        return [Change(view, event.key, document)]
+        return [] if document is None else [Change(view, event.key, document)]
 
     return project
 

@@ -34,7 +34,7 @@ from athenaeum.services.audit.digest import Digest
 from athenaeum.services.audit.findings import FailuresReported, Finding, Report, found_at
 from athenaeum.services.audit.imported import imported_findings
 from athenaeum.services.audit.kept_outside import KeptOutside
-from athenaeum.services.audit.smells import another_shape, overdue, views_compared
+from athenaeum.services.audit.smells import overdue, views_compared
 from athenaeum.services.audit.views_rebuilt import RebuiltViews
 from athenaeum.services.commands.handler import utc_now
 from athenaeum.services.jetstream.entries import Entry, Unreadable
@@ -277,9 +277,6 @@ class Audit:
     def _compare_views(self) -> None:
         if self.live is not None:
             with self._failures_reported("comparing the live views"):
-                if (reshaped := another_shape(self.live)) is not None:
-                    self.report.findings.append(reshaped)
-                    return
                 self.report.findings += views_compared(self.live, self.views, self.last_event_position)
         if self.bucket is not None:
             with self._failures_reported("comparing the views bucket"):

@@ -12,7 +12,6 @@ from athenaeum.aggregates.context import Member
 from athenaeum.events import family_of_id, natural_key
 from athenaeum.events.fleet import DORMANT_AFTER, FLEET_ID
 from athenaeum.events.page import SOFT_CANONICAL_AGING
-from athenaeum.projectors.registry import SHAPE
 from athenaeum.services.audit.findings import Finding
 from athenaeum.services.views.projection import PROJECTION
 from athenaeum.services.views.read_models import ReadModelStore
@@ -37,16 +36,6 @@ def overdue(states: Mapping[str, Any], members: Sequence[Member], now: datetime)
             findings.append(Finding("WARN", "deadline_missed", "fleet", member.name, None,
                                     f"idle since {member.last_active.isoformat()}, not marked dormant"))
     return findings
-
-
-def another_shape(live: ReadModelStore) -> Finding | None:
-    """Why neither the live views nor the bucket can be compared with the views this version
-    gives, when they are of another shape (a serve of another version wrote them)."""
-    if (shape := live.other_shape(PROJECTION, SHAPE)) is None:
-        return None
-    return Finding("INFO", "views_not_compared", "views", "*", live.position(PROJECTION),
-                   f"the live views and their bucket are of shape {shape}, this version's of shape {SHAPE}: a "
-                   "serve of this version writes them again from the ledger when it starts")
 
 
 def views_compared(live: ReadModelStore, rebuilt: Mapping[tuple[str, str], Any], position: int) -> list[Finding]:

@@ -156,9 +156,6 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         if "projector" in options.services:
             bucket = await ViewBucket.open(nc, store, ledger["name"], ledger["num_replicas"])
             stack.push_async_callback(bucket.close)  # once the projector below has stopped putting
-            if await bucket.reshape():
-                log.warning("the views were of another shape than this version's: they are written again from the "
-                            "ledger's start")
             await bucket.catch_up(store.position(PROJECTION) or 0)
             restarted.append(bucket.repair_soon)
             runner = ProjectionRunner(app, store, on_change=bucket.put_from_thread).start()

@@ -35,7 +35,6 @@ from nats.errors import TimeoutError as NatsTimeout
 from nats.js.errors import APIError, NotFoundError, ServiceUnavailableError
 from nats.js.kv import KV_DEL, KV_OP
 
-from athenaeum.projectors.registry import SHAPE
 from athenaeum.services.jetstream.client import WRONG_LAST_SEQUENCE, patiently
 from athenaeum.services.jetstream.log import EXPECT_LAST
 from athenaeum.services.jetstream.positions import LRU
@@ -227,17 +226,6 @@ class ViewBucket:
             return True
         log.warning("gave up writing %s as of position %d after %d lost races", key, position, WRITE_ATTEMPTS)
         return False
-
-    async def reshape(self) -> bool:
-        """Views written in another shape than this version's are dropped, to be written again
-        from the ledger's start; whether they were. The bucket is emptied first, since its
-        entries would be judged by their position alone (a crash in between empties it again
-        at the next start). The shape is recorded for views not written yet."""
-        store = self.store
-        if await asyncio.to_thread(store.other_shape, PROJECTION, SHAPE) is not None:
-            await patiently(lambda: self.js.purge_stream(self.stream), NatsTimeout, f"emptying {self.stream}")
-            self._written = LRU(WRITTEN_KEPT)
-        return await asyncio.to_thread(store.reshape, PROJECTION, SHAPE)
 
     async def catch_up(self, position: int) -> None:
         """Reconcile the bucket with the views, which reflect ``position``: what differs is

@@ -23,9 +23,7 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS athenaeum_positions (projection TEXT PRIMARY KEY, position BIGINT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS athenaeum_anchors (ledger TEXT PRIMARY KEY, count BIGINT NOT NULL, "
     "anchor TEXT NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS athenaeum_shapes (projection TEXT PRIMARY KEY, shape BIGINT NOT NULL)",
 )
-FIRST_SHAPE = 1  # of the views in a store from before shapes were recorded
 _PROBES = ("SELECT 1 FROM athenaeum_views LIMIT 1", "SELECT 1 FROM athenaeum_positions LIMIT 1")
 
 
@@ -223,46 +221,6 @@ class ReadModelStore:
                         ),
                         (change.view, change.key, change.json.decode()),
                     )
-        return True
-
-    def shape(self, projection: str) -> int | None:
-        """The shape of the views ``projection`` wrote, recorded by ``reshape`` (None: none
-        recorded, as in a store from before shapes were, which holds views of the first)."""
-        try:
-            with self._statement() as cursor:
-                cursor.execute(self._sql("SELECT shape FROM athenaeum_shapes WHERE projection = ?"), (projection,))
-                row = cursor.fetchone()
-        except Exception as error:  # noqa: BLE001  sqlite3.Error, psycopg.Error: no such table
-            if "athenaeum_shapes" not in str(error):
-                raise
-            return None
-        return None if row is None else int(row[0])
-
-    def other_shape(self, projection: str, shape: int) -> int | None:
-        """The shape of the views ``projection`` wrote, unless it is ``shape`` or it wrote none."""
-        if self.position(projection) is None:
-            return None
-        held = self.shape(projection) or FIRST_SHAPE
-        return None if held == shape else held
-
-    def reshape(self, projection: str, shape: int) -> bool:
-        """Record that ``projection`` writes the views in ``shape``; whether those it wrote in
-        another were dropped, with its position, for it to write them again from the ledger's
-        start. Views written before shapes were recorded are of the first shape. Of replicas
-        starting together, one drops them: the others find the shape recorded."""
-        with self._transaction() as cursor:
-            cursor.execute(self._sql("UPDATE athenaeum_shapes SET shape = ? WHERE projection = ? AND shape <> ?"),
-                           (shape, projection, shape))
-            if cursor.rowcount == 0:
-                cursor.execute(self._sql(
-                    "INSERT INTO athenaeum_shapes (projection, shape) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-                    (projection, shape))
-                if cursor.rowcount == 0 or shape == FIRST_SHAPE:
-                    return False  # in this shape already
-            cursor.execute(self._sql("DELETE FROM athenaeum_positions WHERE projection = ?"), (projection,))
-            if cursor.rowcount == 0:
-                return False  # nothing written yet: a new store
-            cursor.execute("DELETE FROM athenaeum_views")  # every document is the views projection's
         return True
 
     def keep_anchor(self, ledger: str, count: int, anchor: str) -> None:

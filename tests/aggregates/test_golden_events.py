@@ -28,11 +28,6 @@ TASK_GOLDEN = FOLDER / "task.jsonl"
 
 def samples() -> dict[str, Event]:
     """One event of every ratification tag, from scenarios that run the real rules."""
-    return {event.tag: event for events in ratification_histories() for event in events}
-
-
-def ratification_histories() -> list[list[Event]]:
-    """Ratifications that between them record every ratification event."""
     histories = [decomposed()]
     history = decomposed()
     history += decided(FAMILY, history, human(HumanChoice.DECOMPOSE_FURTHER, atoms=["A2"]), at(5, "ada"))
@@ -47,17 +42,13 @@ def ratification_histories() -> list[list[Event]]:
     fast += decided(FAMILY, fast, vote(Decision.DISSENT, (objection(),)), at(1, "bob"))
     histories.append(fast)
     histories.append(test_ratification_import.imported(votes=(test_ratification_import.imported_vote("alice"),)))
-    return histories
+    return {event.tag: event for events in histories for event in events}
 
 
 def task_samples() -> dict[str, Event]:
-    """One event of every task tag."""
-    return {event.tag: event for events in task_histories() for event in events}
-
-
-def task_histories() -> list[list[Event]]:
-    """A contradiction ruled, a completed task integrated, a reviewer's verdict, a session that
-    changed nothing, failing its task, which is reset, and an imported task."""
+    """One event of every task tag: a contradiction ruled, a completed task integrated, a
+    reviewer's verdict, a session that changed nothing, failing its task, which is reset, and an
+    imported task."""
     ruled = test_task.contradicted()
     ruled += decided(task.FAMILY, ruled, test_task.rule(resolution=test_task.RESOLVED), at(5, "arbitrator"))
     done = test_task.at_review()
@@ -71,7 +62,7 @@ def task_histories() -> list[list[Event]]:
     idle += decided(task.FAMILY, idle, test_task.RESET, at(6, "ops"))
     issued = decided(task.FAMILY, [], test_task.create(), at(0, "ops"))
     imported = test_task_import.imported(reviews=(test_task_import.review(1, ids=(3,)),))
-    return [imported, issued, ruled, done, idle]
+    return {event.tag: event for events in (imported, issued, ruled, done, idle) for event in events}
 
 
 def matches_its_golden_file(golden: Path, found: dict[str, Event], tags: set[str]) -> None:

@@ -177,7 +177,6 @@ def test_a_ratification_streams_to_completion_while_the_roster_votes(gateway: Ga
         "task SUBMITTED", "statusUpdate WORKING", "artifactUpdate", "statusUpdate COMPLETED"]
     assert events[0].task.context_id == "adr-sdk" and events[0].task.metadata["artifact_sha256"] == SHA
     assert got.status.state == TaskState.TASK_STATE_COMPLETED
-    assert got.status.timestamp == events[3].status_update.status.timestamp  # when recorded, not when read
     record = MessageToDict(got.artifacts[0].parts[0].data)  # the outcome: the ratification's record
     assert record["status"] == "ratified" and sorted(record["tally"]["signs"]) == ["bob", "carol"]
     assert MessageToDict(events[2].artifact_update.artifact) == MessageToDict(got.artifacts[0])

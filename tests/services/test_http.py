@@ -7,7 +7,6 @@ import json
 import queue
 import threading
 from collections.abc import Iterator
-from datetime import datetime
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -317,7 +316,7 @@ def test_a_retried_task_command_gets_its_first_answer(http: httpx.Client) -> Non
 def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: httpx.Client) -> None:
     card = http.get("/.well-known/agent.json").json()
     assert card["capabilities"]["streaming"] and card["url"].endswith("/a2a")
-    states: queue.Queue[tuple[str, str]] = queue.Queue()
+    states: queue.Queue[str] = queue.Queue()
 
     def subscribe() -> None:
         call = {"jsonrpc": "2.0", "id": 7, "method": "tasks/sendSubscribe", "params": {"task": {
@@ -327,31 +326,24 @@ def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: ht
             for line in events.iter_lines():
                 if line.startswith("data:"):
                     result = json.loads(line.removeprefix("data:"))["result"]
-                    states.put((result["status"]["state"], result["status"]["timestamp"]))
+                    states.put(result["status"]["state"])
                     if result["final"]:
                         return
 
     listener = threading.Thread(target=subscribe, daemon=True)
     listener.start()
-    seen = [states.get(timeout=20)]
-    assert seen[0][0] == "submitted"
+    assert states.get(timeout=20) == "submitted"
     # Each vote waits for the state the last one reached: the projector writes a view once for
     # the events it reads together, so two votes in quick succession may show only the last.
     for agent, reached in (("alice", "working"), ("bob", "completed")):
         vote = http.post("/commands/ratification/vote", headers=as_(agent),
                          json={"topic": "adr-a2a", "sha256": SHA, "decision": "SIGN"})
         assert vote.status_code == 200
-        seen.append(states.get(timeout=20))
-        assert seen[-1][0] == reached
+        assert states.get(timeout=20) == reached
     listener.join(20)
     assert not listener.is_alive() and states.empty()
     got = http.post("/a2a", json={"jsonrpc": "2.0", "id": 8, "method": "tasks/get", "params": {"id": "a2a-task-1"}})
     assert got.json()["result"]["status"]["state"] == "completed"
-    # Each state's time is when the ledger recorded the change, the same however often it is read.
-    times = [time for _, time in seen]
-    moments = [datetime.fromisoformat(time) for time in times]
-    assert moments == sorted(set(moments)) and got.json()["result"]["status"]["timestamp"] == times[-1]
-    assert http.get("/ratifications/adr-a2a").json()["changed_at"] == times[-1]
     again = http.post("/a2a", headers=as_("alice"), json={"jsonrpc": "2.0", "id": 9, "method": "tasks/send", "params": {
         "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a",
                                                   "roster": ["alice", "bob"], "artifact": ARTIFACT}}}})

@@ -116,38 +116,3 @@ def test_a_store_that_cannot_be_used_is_named_clearly(tmp_path: Path, postgres_u
         ReadModelStore(nowhere, create=False)
     with pytest.raises(OperationalError, match="cannot prepare the read models"):
         ReadModelStore(nowhere)  # it does not exist: serve will not create it
-
-
-def test_views_of_another_shape_are_dropped_once_for_their_projection_to_write_them_again(store: ReadModelStore) -> None:
-    assert store.other_shape("views", 2) is None  # none written
-    assert not store.reshape("views", 2) and store.shape("views") == 2  # nothing written yet: nothing to drop
-    store.apply("views", 5, written(Change("v", "a", {"n": 1})))
-    store.apply("timers", 5, [])
-    store.keep_anchor("ATHENAEUM", 5, "anchor-5")
-    assert not store.reshape("views", 2) and store.get("v", "a") == {"n": 1}  # in this shape already
-    assert (store.other_shape("views", 2), store.other_shape("views", 3)) == (None, 2)
-    replica = ReadModelStore(store.url, schema=store.schema)
-    try:
-        assert store.reshape("views", 3)
-        assert not replica.reshape("views", 3)  # the replica starting beside it finds them dropped
-    finally:
-        replica.close()
-    assert (store.views(), store.position("views"), store.shape("views")) == ([], None, 3)
-    # The timers' position and the ledger's anchor are no views: they stay.
-    assert store.position("timers") == 5 and store.anchor("ATHENAEUM") == "anchor-5"
-
-
-def test_views_from_before_shapes_were_recorded_are_of_the_first(tmp_path: Path) -> None:
-    path = tmp_path / "views.sqlite"
-    old = ReadModelStore(str(path))
-    old.apply("views", 4, written(Change("v", "a", {"n": 1})))
-    old._database.connection.execute("DROP TABLE athenaeum_shapes")  # as an earlier version made it
-    old.close()
-    reader = ReadModelStore(str(path), create=False)
-    assert reader.shape("views") is None and reader.get("v", "a") == {"n": 1}
-    reader.close()
-    store = ReadModelStore(str(path))
-    assert (store.other_shape("views", 1), store.other_shape("views", 2)) == (None, 1)
-    assert not store.reshape("views", 1) and store.get("v", "a") == {"n": 1}
-    assert store.reshape("views", 2) and store.get("v", "a") is None
-    store.close()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
@@ -49,12 +48,6 @@ def a2a_state(document: dict[str, Any]) -> str:
     if document["status"] == "open":
         return "working" if document["voted"] else "submitted"
     return _CLOSED[document["status"]]
-
-
-def status_time(document: dict[str, Any]) -> str:
-    """When the task reached its state: when the ledger recorded the ratification's last change
-    (views projected before they kept that time give the time of the read)."""
-    return document.get("changed_at") or msgspec.to_builtins(datetime.now(timezone.utc))
 
 
 def task_metadata(document: dict[str, Any]) -> dict[str, Any]:

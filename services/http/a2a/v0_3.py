@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from datetime import datetime, timezone
 from typing import Any
 
 from litestar import Response
 
 from athenaeum.services.http.a2a.jsonrpc import INVALID_PARAMS, Call, RpcError, event_stream, result_response
-from athenaeum.services.http.a2a.ratification_tasks import (
-    TERMINAL, RatificationTasks, a2a_state, status_time, task_metadata,
-)
+from athenaeum.services.http.a2a.ratification_tasks import TERMINAL, RatificationTasks, a2a_state, task_metadata
 
 
 def task_object(task_id: str, document: dict[str, Any]) -> dict[str, Any]:
@@ -21,7 +20,7 @@ def task_object(task_id: str, document: dict[str, Any]) -> dict[str, Any]:
         "id": task_id,
         "kind": "task",
         "contextId": document["topic"],
-        "status": {"state": a2a_state(document), "timestamp": status_time(document)},
+        "status": {"state": a2a_state(document), "timestamp": datetime.now(timezone.utc).isoformat()},
         "metadata": task_metadata(document),
     }
 

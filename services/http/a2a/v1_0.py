@@ -11,6 +11,7 @@ its one artifact.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime, timezone
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -21,7 +22,7 @@ from athenaeum.services.http.a2a.jsonrpc import (
     result_response, unless_disconnected,
 )
 from athenaeum.services.http.a2a.ratification_tasks import (
-    TERMINAL, Method, RatificationTasks, a2a_state, status_time, task_metadata,
+    TERMINAL, Method, RatificationTasks, a2a_state, task_metadata,
 )
 
 NonEmpty = msgspec.Meta(min_length=1)
@@ -88,11 +89,12 @@ class TaskArtifactUpdateEvent(msgspec.Struct, rename="camel"):
 
 def task_object(task_id: str, document: dict[str, Any]) -> Task:
     state = a2a_state(document)
+    now = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
     record = [{"data": document, "mediaType": "application/json"}]
     return Task(
         id=task_id,
         context_id=document["topic"],
-        status=TaskStatus(state=f"TASK_STATE_{state.upper().replace('-', '_')}", timestamp=status_time(document)),
+        status=TaskStatus(state=f"TASK_STATE_{state.upper().replace('-', '_')}", timestamp=now),
         metadata=task_metadata(document),
         artifacts=[Artifact(artifact_id="ratification", name="ratification", parts=record)] if state == "completed" else [],
     )
