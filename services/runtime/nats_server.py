@@ -333,7 +333,8 @@ class NatsCluster:
             for node in self.nodes:
                 node.wait_ready(timeout)
         except BaseException:
-            self.stop()  # nothing left running, nothing left locked
+            if fresh:  # nothing left running, nothing left locked; nodes started before are the caller's
+                self.stop()
             raise
         return self
 
