@@ -14,7 +14,7 @@ import pytest
 
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime import nats_server
-from athenaeum.services.runtime.nats_server import NatsCluster, NatsServer, free_port, process_running
+from athenaeum.services.runtime.nats_server import ADDRESS_IN_USE, NatsCluster, NatsServer, free_port, process_running
 
 
 async def jetstream_answers(url: str) -> bool:
@@ -110,6 +110,18 @@ def test_a_free_port_taken_before_the_server_binds_it_is_chosen_again(tmp_path: 
         monkeypatch.setattr(nats_server, "free_port", lambda: next(first, None) or free_port())
         with NatsServer(store_dir=tmp_path / "js") as server:
             assert server.port != taken.getsockname()[1] and server.running
+
+
+def test_the_log_a_failure_names_is_that_of_the_last_start(tmp_path: Path) -> None:
+    """A retry on another port is decided by the log: an earlier start's lines must not count."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        server = NatsServer(store_dir=tmp_path / "js", port=taken.getsockname()[1])
+        with pytest.raises(NatsServerError, match=ADDRESS_IN_USE):
+            server.start(timeout=10)
+    with server:  # the port is free again
+        assert ADDRESS_IN_USE not in server.log_tail(lines=10_000) and "Server is ready" in server.log_tail(lines=10_000)
 
 
 def test_a_route_port_taken_before_a_cluster_node_binds_it_is_chosen_again(tmp_path: Path,

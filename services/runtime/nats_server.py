@@ -81,6 +81,7 @@ class NatsServer:
     accounts: Accounts | None = None  # none: anyone who reaches the port may do anything
     _process: subprocess.Popen[bytes] | None = field(default=None, init=False, repr=False)
     _lock: IO[str] | None = field(default=None, init=False, repr=False)  # the store's, while running
+    _log_from: int = field(default=0, init=False, repr=False)  # where the last start's lines begin in its log
     # Starting, reloading and stopping, one at a time: a restart and a reload of the accounts
     # may come from two threads at once, and a stop must find the process a start made.
     _changing: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -115,6 +116,7 @@ class NatsServer:
         self._stop_orphan(config)
         self._write_config()
         log = open(self.store_dir / "nats-server.log", "ab")
+        self._log_from = log.tell()
         self._process = subprocess.Popen(
             [str(self.binary), "-c", str(config)],
             stdout=log,
@@ -267,10 +269,15 @@ class NatsServer:
             self._lock = None
 
     def log_tail(self, lines: int = 20) -> str:
-        log = self.store_dir / "nats-server.log"
-        if not log.exists():
+        """The last lines the server logged since it last started: an earlier start's (an
+        address in use, say) would misname why this one failed."""
+        try:
+            with open(self.store_dir / "nats-server.log", "rb") as log:
+                log.seek(self._log_from)
+                logged = log.read().decode(errors="replace")
+        except FileNotFoundError:
             return ""
-        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+        return "\n".join(logged.splitlines()[-lines:])
 
     def __enter__(self) -> NatsServer:
         return self.start()
