@@ -14,9 +14,10 @@ import time
 import urllib.error
 import urllib.request
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 
 from athenaeum.services.identity.accounts import Accounts
 from athenaeum.services.runtime.file_lock import try_lock
@@ -45,6 +46,7 @@ class ClusterRoutes:
     peers: list[int]
 
 
+T = TypeVar("T")
 _running: weakref.WeakSet[NatsServer] = weakref.WeakSet()
 
 
@@ -211,17 +213,15 @@ class NatsServer:
             time.sleep(0.05)  # poll interval of a bounded wait on the health condition
 
     def start(self, timeout: float = READY_TIMEOUT) -> NatsServer:
-        # A free port is chosen before the server binds it: another program may take it meanwhile.
-        chosen = not self.port, not self.monitor_port
-        for _ in range(PORT_ATTEMPTS - 1):
-            try:
-                return self._start(timeout)
-            except NatsServerError as error:
-                if not any(chosen) or ADDRESS_IN_USE not in str(error):
-                    raise
-                self.port, self.monitor_port = (0 if again else port for again, port in
-                                                zip(chosen, (self.port, self.monitor_port)))
-        return self._start(timeout)
+        chosen = not self.port, not self.monitor_port  # ports given stay as given
+
+        def choose_again() -> None:
+            self.port, self.monitor_port = (0 if again else port for again, port in
+                                            zip(chosen, (self.port, self.monitor_port)))
+
+        if not any(chosen):
+            return self._start(timeout)
+        return _on_ports_still_free(lambda: self._start(timeout), choose_again)
 
     def _start(self, timeout: float) -> NatsServer:
         try:
@@ -310,6 +310,19 @@ class NatsServer:
         return "\n".join(lines) + "\n"
 
 
+def _on_ports_still_free(start: Callable[[], T], choose_again: Callable[[], None]) -> T:
+    """``start``, with ports chosen free before the server binds them: another program may take
+    one meanwhile, and then they are chosen again (by ``choose_again``) and it starts again."""
+    for _ in range(PORT_ATTEMPTS - 1):
+        try:
+            return start()
+        except NatsServerError as error:
+            if ADDRESS_IN_USE not in str(error):
+                raise
+        choose_again()
+    return start()
+
+
 @dataclass(eq=False)
 class NatsCluster:
     """Three (or more) nodes with routes on loopback, for tests of replicated streams."""
@@ -320,20 +333,16 @@ class NatsCluster:
     nodes: list[NatsServer] = field(default_factory=list)
 
     def start(self, timeout: float = READY_TIMEOUT) -> NatsCluster:
-        # Ports chosen here are free when chosen, not when bound: another program may take one
-        # meanwhile, and the nodes start again on others. Nodes started before keep theirs.
-        fresh = not self.nodes
-        for _ in range(PORT_ATTEMPTS - 1 if fresh else 0):
-            try:
-                return self._start(timeout, fresh)
-            except NatsServerError as error:
-                if ADDRESS_IN_USE not in str(error):
-                    raise
-        return self._start(timeout, fresh)
+        if self.nodes:  # started before: each node keeps its ports
+            return self._start(timeout, fresh=False)
+
+        def choose_again() -> None:
+            self.nodes = self._nodes()
+
+        choose_again()
+        return _on_ports_still_free(lambda: self._start(timeout, fresh=True), choose_again)
 
     def _start(self, timeout: float, fresh: bool) -> NatsCluster:
-        if fresh:
-            self.nodes = self._nodes()
         try:
             for node in self.nodes:
                 node.launch()
