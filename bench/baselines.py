@@ -23,7 +23,7 @@ async def raw_publish_rate(url: str, subject_prefix: str, count: int, key: str |
     return count / elapsed
 
 
-async def _last_sequence(nc: nats.NATS, stream: str, subject: str) -> str:
+async def last_sequence(nc: nats.NATS, stream: str, subject: str) -> str:
     """A direct get of ``subject``'s last message: its sequence ("0" for none)."""
     last = await nc.request(f"$JS.API.DIRECT.GET.{stream}", msgspec.json.encode({"last_by_subj": subject}))
     return last.headers["Nats-Sequence"] if last.headers and "Status" not in last.headers else "0"
@@ -41,7 +41,7 @@ async def raw_get_publish_rate(url: str, stream: str, subject_prefix: str, count
     started = time.perf_counter()
     for n in range(count):
         subject = f"{subject_prefix}.{n % 10}"
-        await _publish_after(nc, subject, await _last_sequence(nc, stream, subject))
+        await _publish_after(nc, subject, await last_sequence(nc, stream, subject))
     elapsed = time.perf_counter() - started
     await nc.close()
     return count / elapsed
@@ -57,7 +57,7 @@ def raw_get_publish_rate_from_a_thread(url: str, stream: str, subject_prefix: st
         started = time.perf_counter()
         for n in range(count):
             subject = f"{subject_prefix}.{n % 10}"
-            loop.run(_publish_after(nc, subject, loop.run(_last_sequence(nc, stream, subject))))
+            loop.run(_publish_after(nc, subject, loop.run(last_sequence(nc, stream, subject))))
         elapsed = time.perf_counter() - started
         loop.run(nc.close())
     finally:

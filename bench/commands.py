@@ -17,8 +17,9 @@ latency of a read, consistent by default (it waits until the views reach the led
 stood when the read came) against one that waits for nothing (``after=0``), on an idle system
 and while the 32 clients vote; and a vote's latency while 32 reads at a time flood the query
 service (from a process of its own) against the same votes idle. The floor
-line is what any command over NATS costs before deciding anything: a request to a service that
-makes one publish-with-ack and answers. Serve, the floor's service and the clients each run in
+lines are what any command over NATS costs before deciding anything: a request to a service that
+makes one publish-with-ack and answers, and one that first makes a direct get, as a signed
+command's fresh read of the roster does (a vote's least cost under identity). Serve, the floor's service and the clients each run in
 a process of their own, as a deployment and its agents do. The CPU lines say what each process
 (nats-server, serve, the clients) spent per raw publish and per sequential vote: on a machine of
 N cores, no command rate passes N / (the CPU all spend on one).
@@ -72,27 +73,39 @@ async def raw_rate(url: str, count: int, key: str) -> float:
     return await raw_publish_rate(url, "benchraw", count, key)
 
 
-async def floor_rates(url: str, count: int, clients: int, key: str) -> tuple[float, float]:
+class Floor(NamedTuple):
+    sequential: float  # requests/s, one after another
+    concurrent: float  # requests/s, from ``clients`` side by side
+
+
+async def floor_rates(url: str, count: int, clients: int, key: str) -> dict[str, Floor]:
     """Requests per second to a service (a process of its own, as serve is) whose every answer
-    is one publish-with-ack: one request after another, and from ``clients`` side by side."""
+    is one publish-with-ack ("publish"), or a direct get and then one publish-with-ack ("read"):
+    what a signed command's fresh read of the roster adds. Each one request after another, and
+    from ``clients`` side by side."""
     nc = await nats.connect(url, nkeys_seed=key)
-    await nc.jetstream().add_stream(name="BENCHFLOOR", subjects=["benchfloor.>"])
+    await nc.jetstream().add_stream(name="BENCHFLOOR", subjects=["benchfloor.>"], allow_direct=True)
 
-    async def requests(numbers: range) -> None:
+    async def requests(subject: str, numbers: range) -> None:
         for n in numbers:
-            await nc.request("bench.floor", msgspec.json.encode({"n": n}), timeout=5)
+            answer = await nc.request(subject, msgspec.json.encode({"n": n}), timeout=5)
+            assert not answer.headers, f"{subject} failed: {answer.headers}"  # a micro service's error
 
+    floors = {}
     async with running(sys.executable, "-m", "bench.floor", url, key) as floor:
         assert floor.ready.startswith("floor ready"), floor.ready
-        started = time.perf_counter()
-        await requests(range(count))
-        sequential = count / (time.perf_counter() - started)
-        share = count // clients
-        started = time.perf_counter()
-        await asyncio.gather(*(requests(range(count + k * share, count + (k + 1) * share)) for k in range(clients)))
-        concurrent = share * clients / (time.perf_counter() - started)
+        for name, subject in (("publish", "bench.floor"), ("read", "bench.floor.read")):
+            offset = len(floors) * 2 * count  # each request publishes on a subject of its own
+            started = time.perf_counter()
+            await requests(subject, range(offset, offset + count))
+            sequential = count / (time.perf_counter() - started)
+            share = count // clients
+            started = time.perf_counter()
+            await asyncio.gather(*(requests(subject, range(offset + count + k * share, offset + count + (k + 1) * share))
+                                   for k in range(clients)))
+            floors[name] = Floor(sequential, share * clients / (time.perf_counter() - started))
     await nc.close()
-    return sequential, concurrent
+    return floors
 
 
 class Started(NamedTuple):
@@ -351,7 +364,7 @@ async def run(count: int, clients: int) -> None:
             before = meter.read()
             raw = await raw_rate(url, count, service)
             raw_cpu = {name: (spent - before[name]) * 1000 / count for name, spent in meter.read().items()}
-            floor, floor_concurrent = await floor_rates(url, count, clients, service)
+            floors = await floor_rates(url, count, clients, service)
             agents = await enrolled(url, home, [*ROSTER, "ops"])
             first = agents[ROSTER[0]]
             sequential = await sequential_rates({"deployed": Way(agents, meter), "signed": plain.signed,
@@ -384,8 +397,10 @@ async def run(count: int, clients: int) -> None:
             for client in agents.values():
                 await client.close()
     line = "{:<44} {:>10,.0f}   raw publish-with-ack {:>8,.0f}   ratio {:.2f}x"
-    print(line.format("floor: a request making one publish", floor, raw, floor / raw))
-    print(line.format(f"floor, {clients} clients", floor_concurrent, raw, floor_concurrent / raw))
+    for name, short, floor in (("floor: a request making one publish", "floor", floors["publish"]),
+                               ("floor: a direct get, then one publish", "floor with a get", floors["read"])):
+        print(line.format(name, floor.sequential, raw, floor.sequential / raw))
+        print(line.format(f"{short}, {clients} clients", floor.concurrent, raw, floor.concurrent / raw))
     print(line.format("accepted votes/s, sequential", rates["deployed"], raw, rates["deployed"] / raw))
     print(line.format(f"accepted votes/s, {clients} clients", concurrent, raw, concurrent / raw))
     against = "{:<44} {:>10,.0f}   {:<18} {:>10,.0f}   ratio {:.2f}x"
