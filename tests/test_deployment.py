@@ -3,6 +3,7 @@ every Athenaeum service runs a real ``athenaeum`` verb."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -109,11 +110,14 @@ def test_a_deployments_own_server_admits_the_humans_then_the_roster_once_its_acc
     env = {key: value for key, value in os.environ.items() if not key.startswith("ATHENAEUM_")}
     ada = athenaeum("key", "new", "ada", "--data-dir", str(home)).stdout.split()[0]  # its public key
     assert athenaeum("key", "accounts", "--out", str(secrets), "--admit", ada).returncode == 0
-    port, store = free_port(), str(tmp_path / "js")
-    (secrets / "nats.conf").write_text(f'listen: 127.0.0.1:{port}\njetstream {{ store_dir: "{store}" }}\n'
-                                       'include "accounts.conf"\n')
+    store, ports = str(tmp_path / "js"), tmp_path / "ports"
+    # A port the server chooses (-1), which it writes to the ports file once it listens: one
+    # chosen here and bound later could be taken in between by a test running beside this one.
+    (secrets / "nats.conf").write_text(f'listen: 127.0.0.1:-1\nports_file_dir: "{ports}"\n'
+                                       f'jetstream {{ store_dir: "{store}" }}\ninclude "accounts.conf"\n')
+    ports.mkdir()
     server = subprocess.Popen([str(find_binary()), "-c", str(secrets / "nats.conf")], stderr=subprocess.DEVNULL)
-    url = f"nats://127.0.0.1:{port}"
+    url = _listening(server, ports)
     serve = subprocess.Popen([*ATHENAEUM, "serve", "--data-dir", str(tmp_path / "serve"), "--no-http", "--nats", url,
                               "--nats-key", str(secrets / "service.nk"), "--humans", f"ada={ada}"],
                              stdout=subprocess.PIPE, text=True, env=env)
@@ -135,28 +139,45 @@ def test_a_deployments_own_server_admits_the_humans_then_the_roster_once_its_acc
         server.wait(timeout=30)
 
 
+def _listening(server: subprocess.Popen[bytes], ports: Path) -> str:
+    """The client URL of ``server``, from the ports file it writes into ``ports`` once listening."""
+    listening = _ports(server, ports)
+    assert listening is not None, "nats-server ended before it listened"
+    return listening["nats"][0]
+
+
+def _ports(server: subprocess.Popen[bytes], ports: Path) -> dict[str, list[str]] | None:
+    """What ``server`` listens on, from the ports file it writes into ``ports`` once it listens on
+    all of its ports; None if it ended before (a port it was given was taken)."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for written in ports.glob(f"*_{server.pid}.ports"):
+            with contextlib.suppress(ValueError):  # still being written
+                return json.loads(written.read_text())
+        if server.poll() is not None:
+            return None
+        time.sleep(0.05)  # poll interval of a bounded wait for the server to listen
+    raise AssertionError("nats-server did not listen within 20 s")
+
+
 def test_the_cluster_admits_its_own_routes_and_refuses_a_server_without_their_credential(tmp_path: Path) -> None:
     """Two nodes with the cluster.conf ``key accounts`` writes route to each other; a third
     server reaching their cluster port without the routes' password is refused, so it cannot
     publish into the ledger's account as a route could."""
-    ports = {name: (free_port(), free_port(), free_port()) for name in ("n1", "n2", "rogue")}  # client, route, monitor
-    routes = ",".join(f"127.0.0.1:{ports[name][1]}" for name in ("n1", "n2"))
     secrets = tmp_path / "secrets"
-    done = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets), "--routes", routes],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
     bad = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets), "--routes", "nats-1"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "--routes" in bad.stderr
-    servers = []
+    servers: list[subprocess.Popen[bytes]] = []
     try:
-        for name, (client, route, monitor) in ports.items():
-            cluster = ('include "cluster.conf"' if name != "rogue"  # beside it, as compose mounts it
-                       else f"routes: [nats-route://127.0.0.1:{ports['n1'][1]}]")
-            conf = secrets / f"{name}.conf"
-            conf.write_text(f"listen: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\nserver_name: {name}\n"
-                            f"cluster {{\n  name: athenaeum\n  listen: 127.0.0.1:{route}\n  {cluster}\n}}\n")
-            servers.append(subprocess.Popen([str(find_binary()), "-c", str(conf)], stderr=subprocess.DEVNULL))
+        for _ in range(3):  # the ports are chosen before the servers bind them: one may be taken meanwhile
+            ports = {name: (free_port(), free_port(), free_port()) for name in ("n1", "n2", "rogue")}  # client, route, monitor
+            servers = _cluster(ports, secrets)
+            if all(_ports(server, secrets) is not None for server in servers):
+                break
+            _stop(servers)
+        else:
+            raise AssertionError("a port chosen for the cluster was taken before its server bound it, three times")
 
         def routed(name: str) -> list[str]:
             try:
@@ -174,6 +195,29 @@ def test_the_cluster_admits_its_own_routes_and_refuses_a_server_without_their_cr
             assert routed("n1") == ["n2"] and routed("rogue") == []
             time.sleep(0.2)  # poll interval: the refusal must hold, not merely happen once
     finally:
-        for server in servers:
-            server.terminate()
-            server.wait(timeout=10)
+        _stop(servers)
+
+
+def _cluster(ports: dict[str, tuple[int, int, int]], secrets: Path) -> list[subprocess.Popen[bytes]]:
+    """Nodes n1 and n2 with the cluster.conf ``key accounts`` writes for their routes, and a rogue
+    that routes to n1 without it, each on its (client, route, monitor) ports."""
+    routes = ",".join(f"127.0.0.1:{ports[name][1]}" for name in ("n1", "n2"))
+    done = subprocess.run([*ATHENAEUM, "key", "accounts", "--out", str(secrets), "--routes", routes],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    servers = []
+    for name, (client, route, monitor) in ports.items():
+        cluster = ('include "cluster.conf"' if name != "rogue"  # beside it, as compose mounts it
+                   else f"routes: [nats-route://127.0.0.1:{ports['n1'][1]}]")
+        conf = secrets / f"{name}.conf"
+        conf.write_text(f"listen: 127.0.0.1:{client}\nhttp: 127.0.0.1:{monitor}\nserver_name: {name}\n"
+                        f'ports_file_dir: "{secrets}"\n'
+                        f"cluster {{\n  name: athenaeum\n  listen: 127.0.0.1:{route}\n  {cluster}\n}}\n")
+        servers.append(subprocess.Popen([str(find_binary()), "-c", str(conf)], stderr=subprocess.DEVNULL))
+    return servers
+
+
+def _stop(servers: list[subprocess.Popen[bytes]]) -> None:
+    for server in servers:
+        server.terminate()
+        server.wait(timeout=10)

@@ -21,7 +21,6 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from athenaeum.services.runtime.nats_server import free_port
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 FENCED = re.compile(r"(?:<!-- readme-test: (?P<directive>[^>]*?) -->\n)?^```(?P<lang>\w*)\n(?P<body>.*?)^```$",
@@ -57,20 +56,22 @@ def test_the_readme_runs_as_pasted(tmp_path: Path) -> None:
     [serve] = [block for block in examples if block.directive == "serve"]
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
-    http = f"127.0.0.1:{free_port()}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATHENAEUM_")} | {
-        "ATHENAEUM_HOME": str(home), "ATHENAEUM_HTTP": http, "NO_COLOR": "1",
+        "ATHENAEUM_HOME": str(home), "NO_COLOR": "1",
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     before = examples[:examples.index(serve)]
     after = examples[examples.index(serve) + 1:]
     if before:
-        _run(before, work, env, http)
-    server = subprocess.Popen(shlex.split(serve.body, comments=True), cwd=work, env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True)
+        _run(before, work, env, DEFAULT_HTTP)
+    # Serve binds a port the system chooses, and says which: one chosen here and bound later
+    # could be taken in between by a test running beside this one.
+    server = subprocess.Popen(shlex.split(serve.body, comments=True), cwd=work, env=env | {"ATHENAEUM_HTTP": "127.0.0.1:0"},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ready = server.stdout.readline() if server.stdout else ""
         assert ready.startswith("athenaeum ready"), f"README line {serve.line}: {ready!r}"
-        _run(after, work, env, http)
+        http = re.search(r"\bhttp=http://(\S+)", ready)[1]
+        _run(after, work, env | {"ATHENAEUM_HTTP": http}, http)
     finally:
         server.send_signal(signal.SIGINT)
         _, errors = server.communicate(timeout=60)
