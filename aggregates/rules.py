@@ -12,6 +12,7 @@ import msgspec
 
 from athenaeum.aggregates.context import Context
 from athenaeum.events import Event
+from athenaeum.events.commands import Command
 from athenaeum.events.constraints import (  # noqa: F401  the rules' limits, where they are declared
     AGENT_SLUG, ARTIFACT_LIMIT, COMMAND_ID_LIMIT, PAGE_PATH_LIMIT, PAGE_SEGMENTS, TEXT_LIMIT,
 )
@@ -109,6 +110,14 @@ def require_bounded_texts(command: msgspec.Struct) -> None:
         limit = COMMAND_ID_LIMIT if field == "command_id" else TEXT_LIMIT
         if len(text.encode()) > limit:
             raise Invalid(f"{field} is over {limit:,} bytes", field)
+
+
+def require_command_id(command: Command) -> None:
+    """A command id, when given, says something: an empty or blank one would be stored as the
+    key every later retry must repeat exactly, and no client can show or type it back."""
+    if command.command_id is not None and not command.command_id.strip():
+        raise Invalid("command_id: empty or only spaces; leave it out for a new id, or give the one an earlier "
+                      "reply carried", "command_id")
 
 
 def _texts(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar, Literal
 
 import msgspec
 
-from athenaeum.events.constraints import COMMAND_ID_LIMIT, texts
+from athenaeum.events.constraints import COMMAND_ID_LIMIT, NON_BLANK, schema_only, texts
 
 
 class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -18,7 +18,7 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     # the service then reads it, at a position it records with the command.
     reads_fleet: ClassVar[bool] = False
 
-    command_id: Annotated[str, texts(COMMAND_ID_LIMIT)] | None = None
+    command_id: Annotated[str, texts(COMMAND_ID_LIMIT), schema_only(pattern=NON_BLANK)] | None = None
 
 
 class Proof(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):

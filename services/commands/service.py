@@ -17,7 +17,7 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts
+from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts, require_command_id
 from athenaeum.services.commands.credentials import Credential, require_public_key
 from athenaeum.events.commands import Command
 from athenaeum.events.fleet import FLEET_ID
@@ -123,6 +123,7 @@ def _unnamed(headers: dict[str, str]) -> Reply | None:
 def _checked(data: bytes, decoder: msgspec.json.Decoder) -> Command:
     command = read_command(data, decoder)
     require_bounded_texts(command)
+    require_command_id(command)
     require_public_key(command)
     return command
 

@@ -109,6 +109,19 @@ async def test_a_key_named_twice_is_invalid_and_named(send) -> None:
     assert nested["error"]["field"] == "objection" and after == before
 
 
+@pytest.mark.parametrize("command_id", ["", "   ", "\t\n"])
+async def test_an_empty_or_blank_command_id_is_invalid_and_named(send, command_id: str) -> None:
+    """It would be the key a retry must repeat, which no client shows or takes back."""
+    body = {"text": "Adopt", "electorate": ["alice"], "threshold": 1, "command_id": command_id}
+    reply, before = await send("quorum.propose", body)
+    again, after = await send("quorum.propose", body | {"text": "Adopt another"})
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "command_id", reply
+    assert "empty or only spaces" in reply["error"]["message"] and again["error"] == reply["error"]
+    assert after == before
+    padded, _ = await send("quorum.propose", body | {"command_id": f" {new_id()} "})
+    assert padded["ok"], padded  # an id with something in it is the sender's to choose
+
+
 async def test_a_whole_number_with_a_fraction_is_that_integer(send) -> None:
     """JSON Schema, and so the OpenAPI document, reads 2.0 as the integer 2; 2.5 is no integer."""
     body = {"text": "Adopt", "electorate": ["alice", "bob"], "proposal_id": new_id().upper()}
@@ -167,6 +180,10 @@ def test_over_http_and_a2a_a_key_named_twice_is_invalid_too(tmp_path) -> None:
             assert refused.status_code == 400 and refused.json()["error"]["field"] == "roster"
             deep = http.post("/commands/ratification/init", content=b'{"topic": ' + b"[" * 5000 + b"]" * 5000 + b"}")
             assert deep.status_code == 400 and deep.json()["error"]["field"] == "topic", deep.text
+            assert http.get("/ratifications/adr-1").status_code == 404
+            blank = http.post("/commands/ratification/init", json={"topic": "adr-1", "roster": ["alice"],
+                                                                   "artifact": "a", "command_id": " "})
+            assert blank.status_code == 400 and blank.json()["error"]["field"] == "command_id", blank.text
             assert http.get("/ratifications/adr-1").status_code == 404
             metadata = '{"athenaeum_mode": "ratify", "topic": "adr-2", "roster": ["alice"], "artifact": "a", "topic": "x"}'
             sent = http.post("/a2a", headers={"A2A-Version": "1.0"}, content=(
