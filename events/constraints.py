@@ -29,6 +29,10 @@ NON_BLANK = r"\S"  # a character other than whitespace, as str.strip() counts it
 PAGE_PATH_LIMIT = 255
 PAGE_SEGMENTS = r"[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*"
 PAGE_PATH = rf"^(?!(wiki/)?(agents/dialogue|log\.md)(/|$))(?=(wiki/)?.{{1,{PAGE_PATH_LIMIT}}}$){PAGE_SEGMENTS}$"
+PAGE_PATH_RULE = (f"a page's path inside wiki/ (or from the repository's root, wiki/ first): segments of letters, "
+                  f"digits, '.', '_' and '-', each beginning with a letter or a digit, joined by '/', at most "
+                  f"{PAGE_PATH_LIMIT} characters, and not agents/dialogue/ or log.md, where the wiki keeps its "
+                  f"threads and its log")
 
 TEXT_LIMIT = 64 * 1024  # bytes of UTF-8; an artifact or a page may be larger (its own limit)
 ARTIFACT_LIMIT = 512 * 1024
@@ -64,5 +68,4 @@ Slug = Annotated[str, msgspec.Meta(pattern=AGENT_SLUG, description="a kebab slug
 Agents = Annotated[list[Agent], listing(AGENTS_LIMIT, "distinct agents", least=1), schema_only(uniqueItems=True)]
 ProposalId = Annotated[str, msgspec.Meta(pattern=PROPOSAL_ID, description="8 uppercase hex characters")]
 Duration = Annotated[str, msgspec.Meta(pattern=DURATION, description="above zero and at most a century")]
-PagePath = Annotated[str, msgspec.Meta(pattern=PAGE_PATH, description="a page's path inside wiki/, or from the "
-                                       "repository's root")]
+PagePath = Annotated[str, msgspec.Meta(pattern=PAGE_PATH, description=PAGE_PATH_RULE)]

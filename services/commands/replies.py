@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import msgspec
 
 from athenaeum.events import Event
+from athenaeum.events.constraints import PAGE_PATH, PAGE_PATH_RULE
 
 
 class ErrorBody(msgspec.Struct, omit_defaults=True):
@@ -94,9 +95,21 @@ def http_status(code: str) -> int:
     return _STATUS_OF.get(code) or (409 if code in _CONFLICTS else 422)
 
 
+# A pattern no reader of an error can follow: what it requires, in words instead.
+_IN_WORDS = {f"matching regex {PAGE_PATH!r}": f"that is {PAGE_PATH_RULE}"}
+
+
 def malformed(error: msgspec.DecodeError) -> Reply:
     """A command that does not decode: ``invalid``, naming the field when msgspec does."""
-    return Reply.rejected("invalid", str(error), field_named(str(error)))
+    return Reply.rejected("invalid", undecoded(error), field_named(str(error)))
+
+
+def undecoded(error: msgspec.DecodeError) -> str:
+    """What msgspec says of a body it could not decode, with any pattern too long to follow said in words."""
+    message = str(error)
+    for pattern, words in _IN_WORDS.items():
+        message = message.replace(pattern, words)
+    return message
 
 
 def field_named(message: str) -> str | None:

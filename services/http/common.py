@@ -21,7 +21,7 @@ from athenaeum.services.client import AthenaeumClient, Unreachable
 from athenaeum.services.commands.credentials import UNISSUED, token_sha256
 from athenaeum.services.commands.service import LEDGER_SUBJECT, SIGNATURE_HEADER, SIGNED_AT_HEADER, TOKEN_SUBJECT
 from athenaeum.services.commands.reading import read_command
-from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, field_named, http_status
+from athenaeum.services.commands.replies import AcceptedReply, RejectedReply, Reply, encode, field_named, http_status, undecoded
 
 AGENT_HEADER = "X-Agent-Name"
 BEARER = "bearer"  # the Authorization scheme, in any case (RFC 7235)
@@ -78,7 +78,8 @@ def body_refusal(body: bytes, shape: Any) -> dict[str, Any] | None:
     except RuleViolation as violation:
         return {"code": violation.code, "message": violation.message, "field": violation.field}
     except msgspec.DecodeError as error:  # a ValidationError is a DecodeError too
-        return {"code": "invalid", "message": f"the request is not valid: {error}", "field": field_named(str(error)) or "body"}
+        return {"code": "invalid", "message": f"the request is not valid: {undecoded(error)}",
+                "field": field_named(str(error)) or "body"}
     return None
 
 

@@ -122,6 +122,16 @@ async def test_an_empty_or_blank_command_id_is_invalid_and_named(send, command_i
     assert padded["ok"], padded  # an id with something in it is the sender's to choose
 
 
+@pytest.mark.parametrize("page", ["wiki/log.md", "agents/dialogue/t.md", "wiki/../etc/passwd.md", "/abs.md"])
+async def test_a_page_path_refused_says_the_rule_in_words(send, page: str) -> None:
+    """The pattern behind a page path is no reading for anyone: its refusal says what it requires."""
+    reply, before = await send("page.edit", {"page": page, "content": "x"})
+    _, after = await send("page.edit", {"page": page, "content": "x"})
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "page", reply
+    assert "where the wiki keeps its threads and its log" in reply["error"]["message"]
+    assert "regex" not in reply["error"]["message"] and after == before
+
+
 async def test_a_whole_number_with_a_fraction_is_that_integer(send) -> None:
     """JSON Schema, and so the OpenAPI document, reads 2.0 as the integer 2; 2.5 is no integer."""
     body = {"text": "Adopt", "electorate": ["alice", "bob"], "proposal_id": new_id().upper()}
@@ -181,6 +191,9 @@ def test_over_http_and_a2a_a_key_named_twice_is_invalid_too(tmp_path) -> None:
             deep = http.post("/commands/ratification/init", content=b'{"topic": ' + b"[" * 5000 + b"]" * 5000 + b"}")
             assert deep.status_code == 400 and deep.json()["error"]["field"] == "topic", deep.text
             assert http.get("/ratifications/adr-1").status_code == 404
+            page = http.post("/commands/page/init", json={"page": "wiki/log.md", "content": "x"})
+            assert page.status_code == 400 and page.json()["error"]["field"] == "page", page.text
+            assert "regex" not in page.text and "segments of letters" in page.text
             blank = http.post("/commands/ratification/init", json={"topic": "adr-1", "roster": ["alice"],
                                                                    "artifact": "a", "command_id": " "})
             assert blank.status_code == 400 and blank.json()["error"]["field"] == "command_id", blank.text
