@@ -379,6 +379,11 @@ def test_a2a_metadata_is_the_init_command_every_field_of_it_and_no_other(http: h
     call["params"]["task"]["metadata"]["junk"] = 1
     refused = http.post("/a2a", headers=as_("alice"), json=call).json()["error"]
     assert refused["code"] == -32602 and "junk" in refused["message"]
+    call = a2a_send("t-string", "adr-string", ["alice"])
+    call["params"]["task"]["metadata"]["roster"] = "alice,bob"  # the CLI's spelling, not the command's
+    refused = http.post("/a2a", headers=as_("alice"), json=call).json()["error"]
+    assert refused["code"] == -32602 and "$.roster" in refused["message"], refused
+    assert http.get("/ratifications/adr-string").status_code == 404
 
 
 def test_an_a2a_notification_is_carried_out_and_never_answered(http: httpx.Client) -> None:

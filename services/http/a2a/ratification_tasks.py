@@ -81,9 +81,7 @@ class RatificationTasks:
                            {"code": violation.code, "message": violation.message, "field": violation.field}) from None
         if "command_id" in metadata:
             raise RpcError(INVALID_PARAMS, f"{metadata_field}.command_id: the task id is the command id")
-        roster = metadata.get("roster")
         fields = {key: value for key, value in metadata.items() if key != "athenaeum_mode"} | {
-            "roster": [a.strip() for a in roster.split(",")] if isinstance(roster, str) else roster,
             "command_id": f"{a2a_tasks.COMMAND_PREFIX}{task_id}",
         }
         try:
