@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import msgspec
 
@@ -19,6 +19,8 @@ Count = Annotated[int, msgspec.Meta(ge=1, le=AGENTS_LIMIT, description="at most 
 class ProposeQuorum(Command, frozen=True):
     """Put a proposal to an electorate: accepted at k ACKs of n (a threshold, or the advisory or
     blocking preset) before the deadline, with an optional veto and coordinator."""
+    names_agents: ClassVar[tuple[str, ...]] = ("electorate",)
+
     text: Said
     electorate: Agents
     # k; or a preset scaled to the electorate. An explicit threshold wins over a preset.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import msgspec
 
@@ -22,6 +22,8 @@ DissentItems = Annotated[list[DissentItem], listing(DISSENT_LIMIT, "dissent item
 class InitRatification(Command, frozen=True):
     """Open a ratification: freeze the artifact by its SHA-256 and ask the roster to SIGN or DISSENT
     within the window (72 h by default)."""
+    names_agents: ClassVar[tuple[str, ...]] = ("roster",)
+
     topic: Slug
     roster: Agents
     artifact: LongSaid

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 import msgspec
 
@@ -32,6 +32,8 @@ Target = Annotated[Vector, _axes(exclusiveMinimum=0, maximum=TARGET_LIMIT)]
 class OpenThread(Command, frozen=True):
     """Open a dialogue thread: its context, the target scores it aims for, the first entry, and its
     questions, topics and participants."""
+    names_agents: ClassVar[tuple[str, ...]] = ("participants",)
+
     slug: Slug
     context: Said
     target: Target

@@ -118,7 +118,23 @@ class CommandHandler:
                                   "command_id", command.command_id)
         if reply.ok and self.on_roster is not None and route.family.aggregate_of(command) == FLEET_ID:
             await self.on_roster(await self.store.load(FLEET_ID, fresh=True))
-        return msgspec.structs.replace(reply, warnings=route.advise(command)) if reply.ok else reply
+        if not reply.ok:
+            return reply
+        return msgspec.structs.replace(reply, warnings=route.advise(command) + await self._unregistered(command))
+
+    async def _unregistered(self, command: Command) -> list[str]:
+        """A warning naming the agents ``command`` asks to take part whom the fleet's roster, once
+        it lists anyone, does not: a server that authenticates agents admits none of them yet."""
+        named = [name for field in command.names_agents for name in getattr(command, field)]
+        roster = await self.store.load(FLEET_ID, fresh=False) if named else None
+        if roster is None or not (roster.agents or roster.humans):
+            return []
+        listed = {*roster.agents, *roster.humans}
+        missing = [name for name in dict.fromkeys(named) if name not in listed]
+        if not missing:
+            return []
+        return [f"not registered in the fleet: {', '.join(missing)}; a server that authenticates agents admits them "
+                f"once registered (athenaeum agent register NAME)"]
 
     async def send_together(self, commands: Sequence[tuple[Command, Credential]], actor: str) -> list[Reply]:
         """Each command sent by ``actor`` with its credential, answered as ``send`` answers it,

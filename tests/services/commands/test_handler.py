@@ -181,3 +181,18 @@ async def test_a_command_the_ledger_refuses_outright_says_so_and_that_nothing_wa
 
     reply = await handler(TooMany(fold_of)).send(init(command_id="k-9"), "alice")
     assert reply.error.code == "invalid" and "nothing was written" in reply.error.message
+
+
+async def test_a_roster_naming_agents_the_fleet_does_not_list_is_taken_with_a_warning_naming_them() -> None:
+    commands = handler()
+    unlisted = await commands.send(init("adr-0", ("alice", "zed")), "alice")
+    assert unlisted.ok and unlisted.warnings == []  # a fleet that lists no one: its roster is not in use
+    await keyed_human(commands)
+    register = RegisterAgent(name="alice", command_id="register-alice")
+    assert (await commands.send(register, "ada", as_ada(commands, register))).ok
+    ratification = await commands.send(init("adr-1", ("alice", "zed", "ada")), "alice")
+    assert ratification.ok and len(ratification.warnings) == 1 and "zed;" in ratification.warnings[0]
+    proposal = await commands.send(ProposeQuorum(text="Adopt", electorate=["alice", "yan", "zed"], threshold=1), "alice")
+    assert proposal.ok and "not registered in the fleet: yan, zed;" in proposal.warnings[0]
+    listed = await commands.send(init("adr-2", ("alice", "ada")), "alice")
+    assert listed.ok and listed.warnings == []
