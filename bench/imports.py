@@ -7,8 +7,8 @@ The tree is generated in the original layouts: ratification folders with three v
 dialogue threads whose entries each evaluate the one before, and canon pages. ``import`` reads
 and judges every record (in a worker process a core) and sends each as it is read, as
 ``athenaeum import`` does (``send_all``: a hundred together on each call, two calls in flight),
-straight to a command handler: each decided on its own command, a call's appended in one
-write. ``export`` reads the ledger it made back as JSON lines. Target: import at least 0.3x
+straight to a command handler: each signed by the importer, a human, as the CLI signs it, and
+decided on its own command, a call's appended in one write. ``export`` reads the ledger it made back as JSON lines. Target: import at least 0.3x
 export, in records per second.
 """
 
@@ -26,19 +26,21 @@ from athenaeum.aggregates.application import AthenaeumApplication
 from athenaeum.aggregates.families import fold_of
 from athenaeum.services.audit.export import export
 from athenaeum.events.commands import Command
-from athenaeum.services.commands.credentials import ASSERTED
+from athenaeum.events.fleet_commands import RegisterAgent
+from athenaeum.services.commands.credentials import SERVICE, deployment_command_id, signed
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.replies import Reply
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
 from athenaeum.services.importing.run import TreeReading, send_all
 from athenaeum.services.jetstream.factory import stream_config
+from athenaeum.services.identity.keys import key_pair, new_seed, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.runtime.nats_server import NatsServer
 
 from bench.store import report, stream_env
 
 ROSTER = ["alice", "bob", "carol"]
-IMPORTER = "ops"
+IMPORTER = "ada"  # only a human imports history: ada, her key registered as serve --humans registers it
 ARTIFACT = "# ADR\n\n## Scope\nAll agents log to the ledger.\n"
 SHA = hashlib.sha256(ARTIFACT.encode()).hexdigest()
 
@@ -91,10 +93,16 @@ def import_tree(url: str, stream: str, root: Path) -> int:
     reading = TreeReading([root])  # its workers forked first, as the CLI's are, before the connection's thread
     loop = LoopThread("bench-commands")
     store = loop.run(JetStreamCommandStore.open([url], stream_config(stream, 1, immutable=True), fold_of))
-    handler = CommandHandler(store)
+    handler = CommandHandler(store, humans=frozenset({IMPORTER}))
+    key = key_pair(new_seed())
+    register = RegisterAgent(name=IMPORTER, human=True, public_key=public_key(key),
+                             command_id=deployment_command_id(IMPORTER))
+    assert loop.run(handler.send(register, IMPORTER, SERVICE)).ok
 
     def send_together(commands: list[Command]) -> list[Reply]:
-        return loop.run(handler.send_together([(command, ASSERTED) for command in commands], IMPORTER))
+        """Each command signed with the importer's key, as the CLI signs it."""
+        return loop.run(handler.send_together(
+            [(command, signed(key, store.ledger_id, command, IMPORTER)) for command in commands], IMPORTER))
 
     outcomes = [outcome for outcome in send_all(reading, send_together) if outcome is not None]
     refused = [outcome for outcome in outcomes if not outcome.startswith("recorded")]

@@ -145,9 +145,10 @@ class CommandHandler:
         replies: list[Reply | None] = [None] * len(commands)
         together: dict[int, tuple[Route, Command, str, Proof]] = {}
         aggregates = {FLEET_ID}  # the roster's commands tell the NATS server of it, one by one
+        await self.store.load(FLEET_ID, fresh=True)  # once for all of them: each is checked on it
         for index, (command, credential) in enumerate(commands):
             route = BY_COMMAND[type(command)]
-            proven = await self._authenticate(route, command, actor, credential)
+            proven = await self._authenticate(route, command, actor, credential, roster_read=True)
             if isinstance(proven, Reply):
                 replies[index] = proven
             elif command.command_id is not None and route.assign is None and (
@@ -213,13 +214,14 @@ class CommandHandler:
             turn = self._turns[aggregate_id] = asyncio.Lock()
         return turn
 
-    async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential
-                            ) -> tuple[str, Proof] | Reply:
+    async def _authenticate(self, route: Route, command: Command, actor: str, credential: Credential,
+                            roster_read: bool = False) -> tuple[str, Proof] | Reply:
         """Who sends ``command`` as received (named by nobody: the holder of the connection's key
         or of the token), and the
         proof. A signature or a token is checked on the roster read afresh (another replica may
         have rotated or revoked the key just now); an unproven sender on the roster this
-        process knows, and afresh before it is refused."""
+        process knows, and afresh before it is refused. ``roster_read``: the caller has just read
+        the roster afresh, for commands sent together."""
         if not scoped(route, command.command_id or "") and credential.connection_key is not None:
             return Reply.rejected("invalid", f"command ids starting {a2a_tasks.COMMAND_PREFIX!r} name A2A tasks, which "
                                   "only the A2A gateway opens: send the task through /a2a", "command_id")
@@ -228,8 +230,8 @@ class CommandHandler:
                                   "bytes could be applied again as another command", "command_id")
         received = _encoder.encode(command) if credential.signature is not None else b""  # what a signature signs
         proven = credential.signature is not None or credential.token is not None
-        for fresh in (True,) if proven else (False, True):
-            roster = await self.store.load(FLEET_ID, fresh=fresh)
+        for fresh in (True,) if proven or roster_read else (False, True):
+            roster = await self.store.load(FLEET_ID, fresh=fresh and not roster_read)
             if not actor and roster is not None:  # named by what proves it: the connection's key, or a token
                 if credential.connection_key:
                     actor = roster.holder_of(credential.connection_key) or ""
@@ -243,6 +245,10 @@ class CommandHandler:
             except RuleViolation as violation:
                 if fresh:
                     return Reply.rejected(violation.code, violation.message, violation.field)
+        if route.humans_only and not self._is_human(actor, roster) and not self._is_human(
+                actor, await self.store.load(FLEET_ID, fresh=True)):  # registered human just now?
+            return Reply.rejected("not_human", f"{route.name} records history as found, outcomes no vote here decided "
+                                  f"included: only a human sends it, and {actor!r} is none", "actor")
         # What was signed is kept as signed: the service may fill in what it was sent without (an id).
         return actor, proof if proof.signature is None else msgspec.structs.replace(proof, command=received.decode())
 

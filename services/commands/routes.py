@@ -84,6 +84,9 @@ class Route(NamedTuple):
     assign: Callable[[Any, str, str, int], Any] | None = None
     attempts: int = 1
     advise: Callable[[Any], list[str]] = no_advice  # warnings for an accepted command
+    # Sent by a human only, whatever its rules say: an import records outcomes (ratified,
+    # accepted, canonical) that no vote here decided, on the word of whoever sends it.
+    humans_only: bool = False
 
     @property
     def name(self) -> str:
@@ -103,29 +106,29 @@ ROUTES = (
     *_family(ratification.FAMILY, "ratification", init=InitRatification, vote=CastVote, decide=RecordHumanDecision,
              split=SplitAtom, cancel=CancelRatification, expire=ExpireRatification),
     # An original ratification folder, recorded as found (``athenaeum import``).
-    Route("ratification", "import", ImportRatification, ratification.FAMILY),
+    Route("ratification", "import", ImportRatification, ratification.FAMILY, humans_only=True),
     Route("quorum", "propose", ProposeQuorum, quorum.FAMILY, assign=quorum.with_proposal_id,
           attempts=quorum.ID_ATTEMPTS, advise=quorum.advice),
     *_family(quorum.FAMILY, "quorum", ack=AckProposal, nack=NackProposal, tiebreak=BreakTie,
              override=OverrideProposal, expire=ExpireProposal),
     # An original quorum scratchpad, recorded as found (``athenaeum import``).
-    Route("quorum", "import", ImportProposal, quorum.FAMILY),
+    Route("quorum", "import", ImportProposal, quorum.FAMILY, humans_only=True),
     *_family(thread.FAMILY, "thread", open=OpenThread, ask=AskQuestion, contribute=Contribute, close=CloseThread,
              reopen=ReopenThread, recognize=RecognizeClosure, refuse=RefuseClosure),
-    Route("thread", "import", ImportThread, thread.FAMILY),
+    Route("thread", "import", ImportThread, thread.FAMILY, humans_only=True),
     *_family(fleet.FAMILY, "agent", register=RegisterAgent, rotate_key=RotateKey, revoke=RevokeAgent, token=IssueToken,
              revoke_token=RevokeToken, age=AgeAgent),
     *_family(page.FAMILY, "page", init=InitPage, read=ReadPage, endorse=EndorsePage, edit=EditPage,
              dispute=DisputePage, resolve=ResolveDispute, approve=ApprovePage, lifecycle=ChangeLifecycle,
              age=AgePage),
     # An original page file, recorded as found (``athenaeum import``).
-    Route("page", "import", ImportPage, page.FAMILY),
+    Route("page", "import", ImportPage, page.FAMILY, humans_only=True),
     # The timer's, when the clock alone may have moved a page's readiness: each one appends.
     Route("page", "reassess", ReassessPage, page.FAMILY, exposed=False),
     *_family(task.FAMILY, "task", create=CreateTask, claim=ClaimTask, transition=TransitionTask, review=PostReview,
              rule=PostRuling, session_ended=EndRoleSession, reset=ResetTask),
     # A task of the original arbitrator's tables, recorded as found (``athenaeum import --postgres``).
-    Route("task", "import", ImportTask, task.FAMILY),
+    Route("task", "import", ImportTask, task.FAMILY, humans_only=True),
     Route("ledger", "checkpoint", RecordCheckpoint, ledger.FAMILY, exposed=False),
 )
 EXPOSED = tuple(route for route in ROUTES if route.exposed)

@@ -76,7 +76,7 @@ def wiki(tmp_path: Path) -> Path:
 
 
 def test_import_then_replay_gives_the_pages_back_byte_for_byte(served: Served, wiki: Path, tmp_path: Path) -> None:
-    dry = served.run("import", str(wiki), "--dry-run", "--json")
+    dry = served.run("import", str(wiki), "--dry-run", "--json", actor="ada")
     assert dry.returncode == 1, dry.stderr  # there were findings
     at = {(f["code"], f["at"]) for r in json.loads(dry.stdout)["records"] for f in r["findings"]}
     assert at == {("consensus_pending", f"{wiki}/wiki/concepts/trace.md:{FIRST_ENTRY + 1}")}
@@ -137,7 +137,7 @@ def test_the_originals_own_lifecycles_notes_and_pages_no_consensus_was_begun_on(
     fleet = root / "wiki" / "entities" / "Fleet.md"
     fleet.parent.mkdir(parents=True)
     fleet.write_text("---\ntitle: Fleet\nlifecycle: draft\ntier: semantic\n---\n\n# Fleet\n\nThe agents and their hosts.\n")
-    dry = served.run("import", str(root), "--dry-run", "--json")
+    dry = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     assert dry.returncode == 0, dry.stdout
     report = json.loads(dry.stdout)["records"]
     assert {(r["id"], r["status"]) for r in report} == {

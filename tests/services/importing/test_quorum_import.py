@@ -39,7 +39,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_a_dry_run_names_each_broken_rule_by_file_and_line(served: Served, tree: Path) -> None:
-    done = served.run("import", str(tree), "--dry-run", "--json")
+    done = served.run("import", str(tree), "--dry-run", "--json", actor="ada")
     assert done.returncode == 1, done.stderr
     by_key = {r["key"]: r for r in json.loads(done.stdout)["records"]}
     assert [by_key[f"quorum:{p}1B2C3D4"]["becomes"] for p in "ABCD"] == ["ProposalImported"] * 3 + [None]
@@ -103,12 +103,12 @@ def test_a_deadline_past_what_the_timer_can_meet_is_refused_naming_the_field_and
     scratchpad(root, "E1B2C3D4", ["alice"], [])
     for dry_run in (["--dry-run"], []):  # refused at the edge, before anything is read
         done = served.run("import", str(root), "--electorate", "alice,bob,carol",
-                          "--deadline", "9999-12-31T00:00:00Z", *dry_run)
+                          "--deadline", "9999-12-31T00:00:00Z", *dry_run, actor="ada")
         assert done.returncode == 2, done.stdout + done.stderr
         assert "--deadline 9999-12-31" in done.stderr and "must fall before 2200 UTC" in done.stderr, done.stderr
     # A scratchpad opened at the calendar's end: its default window is refused by the reader.
     scratchpad(root, "F1B2C3D4", ["alice"], [], opened_at="9999-12-31T12:00:00Z")
-    dry = served.run("import", str(root), "--electorate", "alice,bob,carol", "--dry-run", "--json")
+    dry = served.run("import", str(root), "--electorate", "alice,bob,carol", "--dry-run", "--json", actor="ada")
     assert dry.returncode == 1, dry.stderr
     by_key = {r["key"]: r for r in json.loads(dry.stdout)["records"]}
     assert by_key["quorum:F1B2C3D4"]["becomes"] is None
@@ -131,7 +131,7 @@ def test_a_deadline_past_what_the_timer_can_meet_is_refused_naming_the_field_and
                          electorate=["alice", "bob"], threshold=1, deadline=datetime(9999, 12, 31, tzinfo=timezone.utc),
                          opened_at=datetime(2026, 5, 1, tzinfo=timezone.utc), status=ImportedStatus.OPEN,
                          files=[SourceFile(name="E1B2C3D4", content=b"{}")])
-    with SyncClient(served.url, "alice", seed=served.enrol("alice")) as client:
+    with SyncClient(served.url, "ada", seed=served.enrol("ada")) as client:
         reply = client.send(far)
     assert not reply.ok and reply.error is not None and reply.error.field == "deadline", reply
     shown = served.run("quorum", "show", "E1B2C3D4", "--json")
@@ -143,7 +143,7 @@ def test_a_resolved_proposal_whose_result_is_elsewhere_or_a_text_is_no_finding(s
     root = tmp_path / "soil"
     scratchpad(root, "E1B2C3D4", ["alice", "bob"], [], status="accepted")
     scratchpad(root, "F1B2C3D4", ["alice", "bob"], [], status="accepted", result="accepted 2/2")
-    done = served.run("import", str(root), "--dry-run", "--json")
+    done = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     assert done.returncode == 0, done.stdout + done.stderr
     records = json.loads(done.stdout)["records"]
     assert [(r["becomes"], r["findings"]) for r in records] == [("ProposalImported", [])] * 2

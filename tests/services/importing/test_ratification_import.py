@@ -34,13 +34,13 @@ def tree(tmp_path: Path) -> Path:
 
 
 def imported(served: Served, tree: Path, *options: str) -> dict:
-    done = served.run("import", str(tree), "--json", *options)
+    done = served.run("import", str(tree), "--json", *options, actor="ada")
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
 
 
 def test_a_dry_run_reports_each_broken_rule_by_file_and_line_and_writes_nothing(served: Served, tree: Path) -> None:
-    done = served.run("import", str(tree), "--dry-run", "--json")
+    done = served.run("import", str(tree), "--dry-run", "--json", actor="ada")
     assert done.returncode == 1, done.stderr  # there were findings
     report = json.loads(done.stdout)
     at = {(f["code"], f["at"].removeprefix(str(tree) + "/")) for r in report["records"] for f in r["findings"]}
@@ -55,7 +55,7 @@ def test_a_dry_run_reports_each_broken_rule_by_file_and_line_and_writes_nothing(
 
 def test_a_clean_tree_dry_runs_with_exit_0(served: Served, tmp_path: Path) -> None:
     ratification(tmp_path / "clean", "adr-9", ["alice", "bob"], {"alice": {}})
-    done = served.run("import", str(tmp_path / "clean"), "--dry-run")
+    done = served.run("import", str(tmp_path / "clean"), "--dry-run", actor="ada")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "becomes RatificationImported (open)" in done.stdout
 
@@ -66,7 +66,7 @@ def test_a_tree_whose_every_record_cannot_be_imported_exits_1_and_writes_nothing
     ratification(root, "adr-5", ["alice"], {}, expires_at="not a time")  # an essential field unusable
     ratification(root, "adr-6", ["alice"], {}, status="unheard-of")
     for dry_run in (["--dry-run"], []):
-        done = served.run("import", str(root), *dry_run)
+        done = served.run("import", str(root), *dry_run, actor="ada")
         assert done.returncode == 1, done.stdout + done.stderr
         assert done.stdout.count("cannot be imported") == 2, done.stdout  # the findings, as before
         assert "none of the 2 records found can be imported" in done.stderr, done.stderr
@@ -78,13 +78,13 @@ def test_a_path_that_does_not_exist_is_a_usage_error_and_nothing_is_written(serv
                                                                           tmp_path: Path) -> None:
     missing = tmp_path / "no-such-repo"
     for dry_run in (["--dry-run"], []):
-        done = served.run("import", str(tree), str(missing), *dry_run)
+        done = served.run("import", str(tree), str(missing), *dry_run, actor="ada")
         assert done.returncode == 2, done.stdout + done.stderr
         assert str(missing) in done.stderr and "no such file or directory" in done.stderr
     shown = served.run("ratify", "show", "adr-7", "--json")  # the tree beside it was not imported either
     assert shown.returncode == 1 and "not_found" in shown.stdout
     # A file that is there but of no known layout is listed as unknown, not refused.
-    listed = served.run("import", str(tree / "README.md"), "--dry-run", "--json")
+    listed = served.run("import", str(tree / "README.md"), "--dry-run", "--json", actor="ada")
     assert listed.returncode == 0, listed.stderr
     assert json.loads(listed.stdout)["unknown"] == [str(tree / "README.md")]
 
@@ -159,7 +159,7 @@ def test_an_import_interrupted_by_ctrl_c_says_so_in_one_line_and_goes_on_when_ru
         return sum(line.get("tag") == "RatificationImported" for line in lines)
 
     env = {k: v for k, v in os.environ.items() if k != "ATHENAEUM_NATS_URL"}
-    importing = subprocess.Popen([*ATHENAEUM, "import", str(tree), "--as", "alice", "--data-dir", str(served.data_dir)],
+    importing = subprocess.Popen([*ATHENAEUM, "import", str(tree), "--as", "ada", "--data-dir", str(served.data_dir)],
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     try:
         shown = until(lambda: served.run("ratify", "show", "adr-0", "--json"), lambda done: done.returncode == 0, 60)
@@ -173,6 +173,6 @@ def test_an_import_interrupted_by_ctrl_c_says_so_in_one_line_and_goes_on_when_ru
     assert importing.returncode == 130 and "Traceback" not in said, said
     assert [line for line in said.splitlines() if line.strip()] == [
         "athenaeum: interrupted; run it again to go on: what it sent before applies once"], said
-    again = served.run("import", str(tree))
+    again = served.run("import", str(tree), actor="ada")
     assert again.returncode == 0, again.stderr
     assert exported() == RECORDS  # each record once, the interrupted import's and the second's together

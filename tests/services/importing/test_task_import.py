@@ -98,7 +98,7 @@ def _fill(db: psycopg.Connection) -> None:
 
 
 def test_a_dry_run_names_each_broken_rule_by_table_and_row(served: Served, tables: str) -> None:
-    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json", actor="ada")
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
     by_id = {r["id"]: r for r in report["records"]}
@@ -110,20 +110,20 @@ def test_a_dry_run_names_each_broken_rule_by_table_and_row(served: Served, table
     assert any(code == "finding_mismatch" and where.startswith("arbitration_runs/") for code, where in at)
     assert ("invalid", "tasks/4") in at
     assert "password" not in done.stdout and all(r["source"].startswith("postgres://") for r in report["records"])
-    nothing = served.run("import", "--dry-run")
+    nothing = served.run("import", "--dry-run", actor="ada")
     assert nothing.returncode == 2 and "--postgres" in nothing.stderr
-    unreachable = served.run("import", "--postgres", tables.replace("/test?", "/missing?"), "--dry-run")
+    unreachable = served.run("import", "--postgres", tables.replace("/test?", "/missing?"), "--dry-run", actor="ada")
     assert unreachable.returncode == 3 and "postgres://" in unreachable.stderr, unreachable.stderr
     listed = served.run("task", "list", "--project", "web", "--json")
     assert listed.returncode == 0 and json.loads(listed.stdout) == {"tasks": []}, listed.stdout  # nothing written
 
 
 def test_imported_tasks_continue_live_replay_and_are_audited(served: Served, tables: str, tmp_path: Path) -> None:
-    first = json.loads(served.run("import", "--postgres", tables, "--json").stdout)
+    first = json.loads(served.run("import", "--postgres", tables, "--json", actor="ada").stdout)
     outcomes = {r["id"]: r.get("outcome") for r in first["records"]}
     assert all(outcomes[k].startswith("recorded") for k in "123"), outcomes
     assert outcomes["4"] is None
-    again = json.loads(served.run("import", "--postgres", tables, "--json").stdout)
+    again = json.loads(served.run("import", "--postgres", tables, "--json", actor="ada").stdout)
     # The same rows again: the same commands, answered as the first time, nothing appended.
     assert [r.get("outcome") for r in again["records"]] == [r.get("outcome") for r in first["records"]]
 
@@ -161,7 +161,7 @@ def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Ser
     folder = thread(root, "1", [{"author": "alice"}, {"author": "bob", "v": {"N": 0.5, "C": 0.5, "R": 0.5}}])
     opening = folder / "thread.md"  # a slug of digits is a string only quoted, in YAML
     opening.write_text(opening.read_text().replace("slug: 1\n", "slug: '1'\n"))
-    done = served.run("import", str(root), "--postgres", tables, "--json")
+    done = served.run("import", str(root), "--postgres", tables, "--json", actor="ada")
     assert done.returncode == 0, done.stderr
     by_key = {r["key"]: r for r in json.loads(done.stdout)["records"]}
     assert {"thread:1", "task:1", "task:4"} <= set(by_key), by_key
@@ -169,7 +169,7 @@ def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Ser
     assert by_key["thread:1"]["outcome"].startswith("recorded") and by_key["task:1"]["outcome"].startswith("recorded")
     assert by_key["thread:1"]["outcome"] != by_key["task:1"]["outcome"]  # each its own position
     assert by_key["task:4"]["outcome"] is None  # not importable: nothing sent, nothing borrowed
-    again = served.run("import", str(root), "--postgres", tables)  # the text names each by family too
+    again = served.run("import", str(root), "--postgres", tables, actor="ada")  # the text names each by family too
     assert again.returncode == 0, again.stderr
     # (the same commands again: each answered as the first time, with its own position)
     said = {f"{key}: {by_key[key]['outcome']}" for key in ("thread:1", "task:1")}
@@ -180,7 +180,7 @@ def test_records_of_two_families_with_one_id_keep_their_own_outcomes(served: Ser
 
 def test_an_imported_contradiction_takes_a_rule_ruling_on_two_findings_of_its_latest_cycle(
         served: Served, tables: str, tmp_path: Path) -> None:
-    assert served.run("import", "--postgres", tables).returncode == 0
+    assert served.run("import", "--postgres", tables, actor="ada").returncode == 0
     (tmp_path / "ruling.md").write_text("Security wins.\n")
     ruling = ("task", "rule", "1", "--trigger", "reviewer_contradiction", "--ruling", "rule", "--markdown-file",
               str(tmp_path / "ruling.md"), "--rationale", "security first", "--project", "web")
@@ -205,7 +205,7 @@ def test_a_row_whose_counts_are_no_counts_is_reported_not_imported(served: Serve
         _task(db, id=-4, project_id="web", title="Negative id")
         _task(db, id=90, project_id="web", title="No budget", review_cycle_budget=None)
         _task(db, id=91, project_id="web", title="Counted down", review_cycle_count=-1)
-    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json", actor="ada")
     assert "Traceback" not in done.stderr, done.stderr
     by_id = {r["id"]: r for r in json.loads(done.stdout)["records"]}
     for key, column in (("-4", "id"), ("90", "review_cycle_budget"), ("91", "review_cycle_count")):
@@ -219,7 +219,7 @@ def test_many_tasks_import_at_once_each_moving_the_counter_past_its_id(served: S
     with psycopg.connect(tables, autocommit=True) as db:
         for number in range(250):
             _task(db, project_id="web", title=f"Task {number}", status="completed")
-    done = served.run("import", "--postgres", tables, "--json")
+    done = served.run("import", "--postgres", tables, "--json", actor="ada")
     outcomes = [record["outcome"] for record in json.loads(done.stdout)["records"] if record["becomes"]]
     assert len(outcomes) == 253 and all(outcome.startswith("recorded") for outcome in outcomes), [
         outcome for outcome in outcomes if not outcome.startswith("recorded")]
@@ -242,7 +242,7 @@ def test_a_time_past_the_calendar_or_missing_is_reported_at_its_row(served: Serv
         ruled = _task(db, project_id="web", title="Ruled forever", status="revising", review_cycle_count=1)
         db.execute("INSERT INTO arbitration_runs (task_id, trigger, ruling, ruling_markdown, posted_at) "
                    "VALUES (%s, 'reviewer_contradiction', 'approve', '# ruled', '-infinity')", (ruled,))
-    done = served.run("import", "--postgres", tables, "--dry-run", "--json")
+    done = served.run("import", "--postgres", tables, "--dry-run", "--json", actor="ada")
     assert "Traceback" not in done.stderr, done.stderr
     by_id = {r["id"]: r for r in json.loads(done.stdout)["records"]}
     assert by_id["1"]["becomes"] == "TaskImported"  # the other tasks are read as before

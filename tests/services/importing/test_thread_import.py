@@ -21,7 +21,7 @@ def test_a_thread_reopened_twice_and_a_wrong_sum_are_reported_by_file_and_line(s
                                  {"author": "carol", "v": V} | CLOSE | {"current_at_close": {"N": 2, "C": 1, "R": 1}},
                                  {"author": "alice", "v": V, "type": "reopen", "reason": "new case"},
                                  {"author": "bob", "v": V, "type": "reopen", "reason": "again"}])
-    done = served.run("import", str(root), "--dry-run", "--json")
+    done = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     assert done.returncode == 1, done.stderr
     [record] = json.loads(done.stdout)["records"]
     at = {(f["code"], f["at"].split("canon-rules/")[1]) for f in record["findings"]}
@@ -58,7 +58,7 @@ def test_evaluations_of_entries_the_thread_lacks_are_reported_and_imported_as_fo
     thread(root, "canon-rules", [{"author": "alice", "last_eval": {"ref": "000-x.md", "v": V}},
                                  {"author": "bob", "v": V, "ref": "000-nobody.md"},
                                  {"author": "carol", "v": V, "ref": "the-first-one"}])
-    dry = served.run("import", str(root), "--dry-run", "--json")
+    dry = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     [record] = json.loads(dry.stdout)["records"]
     at = {(f["code"], f["at"].split("canon-rules/")[1].partition(":")[0]) for f in record["findings"]}
     assert {("bad_eval_ref", "entries/001-alice.md"), ("bad_eval_ref", "entries/002-bob.md"),
@@ -94,7 +94,7 @@ def test_the_wikis_log_is_checked_line_by_line_against_its_threads_and_pages(ser
     thread(root, "canon-rules", [{"author": "alice"}, {"author": "bob", "v": V}])
     page(root, "canon/rules.md", {"alice": "contributed | 2026-05-15 | rev: v2"})
     (root / "wiki" / "log.md").write_text(LOG)
-    done = served.run("import", str(root), "--dry-run", "--json")
+    done = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     assert done.returncode == 1, done.stderr  # the log's findings are findings
     report = json.loads(done.stdout)
     assert not [f for r in report["records"] for f in r["findings"]]  # the thread and page are sound
@@ -118,7 +118,7 @@ def test_the_log_replay_writes_is_read_back_without_findings(served: Served, tmp
     assert imported(served, root)["records"][0]["outcome"].startswith("recorded")
     out = tmp_path / "out"
     assert served.run("replay", "--until", LATER, "--out", str(out)).returncode == 0
-    done = served.run("import", str(out / "wiki"), "--dry-run", "--json")
+    done = served.run("import", str(out / "wiki"), "--dry-run", "--json", actor="ada")
     assert done.returncode == 0, done.stdout
     [log] = json.loads(done.stdout)["logs"]
     assert log == {"path": str(out / "wiki" / "log.md"), "findings": []}
@@ -154,7 +154,7 @@ def test_settled_and_archival_threads_and_the_logs_wikilinks_are_read_as_the_ori
     page(root, "concepts/Trace.md", {"alice": "contributed | 2026-05-15 | rev: v2"})
     page(root, "concepts/memory/Layers.md", {"alice": "contributed | 2026-05-15 | rev: v2"}, lifecycle="proposal")
     (root / "wiki" / "log.md").write_text(SETTLED_LOG)
-    dry = served.run("import", str(root), "--dry-run", "--json")
+    dry = served.run("import", str(root), "--dry-run", "--json", actor="ada")
     assert dry.returncode == 0, dry.stdout
     report = json.loads(dry.stdout)
     assert {r["id"]: r["status"] for r in report["records"] if r["family"] == "thread"} == {
