@@ -353,6 +353,15 @@ def test_a_ratification_through_a2a_streams_from_submitted_to_completed(http: ht
                                                   "roster": ["bob"], "artifact": ARTIFACT}}}})
     assert taken.json()["error"]["code"] == -32602  # a task id names one ratification
     assert http.get("/ratifications/adr-bobs").status_code == 404
+    reworded = http.post("/a2a", headers=as_("bob"), json={"jsonrpc": "2.0", "id": 11, "method": "tasks/send", "params": {
+        "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a",
+                                                  "roster": ["bob", "carol"], "artifact": "# Other\n"}}}})
+    assert reworded.json()["error"]["code"] == -32602 and "other metadata" in reworded.json()["error"]["message"]
+    assert http.get("/ratifications/adr-a2a").json()["roster"] == ["alice", "bob"]
+    resent = http.post("/a2a", headers=as_("bob"), json={"jsonrpc": "2.0", "id": 12, "method": "tasks/send", "params": {
+        "task": {"id": "a2a-task-1", "metadata": {"athenaeum_mode": "ratify", "topic": "adr-a2a",
+                                                  "roster": ["alice", "bob"], "artifact": ARTIFACT}}}})
+    assert resent.json()["result"]["status"]["state"] == "completed"  # as first sent, by anyone: that task
 
 
 def a2a_send(task_id: str, topic: str, roster: list[str]) -> dict:

@@ -88,15 +88,15 @@ class RatificationTasks:
             command = msgspec.convert(fields, InitRatification)
         except msgspec.ValidationError as error:
             raise RpcError(INVALID_PARAMS, f"{metadata_field}: {error}") from error
-        # Idempotent by task id: the same task again is that task; a task id names one topic.
-        if (known := await self.topic(task_id)) is not None:
-            if known != command.topic:
-                raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
-            return await self._document(known)
+        # Idempotent by task id: the same task again is that task (the ledger answers it as the
+        # first time); a task id names one topic, opened with one metadata.
+        if (known := await self.topic(task_id)) is not None and known != command.topic:
+            raise RpcError(INVALID_PARAMS, f"task {task_id!r} is the ratification of {known!r}, not {command.topic!r}")
         reply = await self.gateway.send(request, command, a2a=True)
         if not reply.ok and reply.error is not None:
-            if reply.error.code == "idempotency_key_reused":  # a racing send of this task id won
-                raise RpcError(INVALID_PARAMS, f"task {task_id!r} is already another ratification")
+            if reply.error.code == "idempotency_key_reused":  # sent before with other metadata, or a racing send won
+                raise RpcError(INVALID_PARAMS, f"task {task_id!r} is already a ratification opened with other metadata: "
+                                               "send it again as it was first sent, or as a new task")
             raise refusal(INVALID_PARAMS, reply.error)
         return await self._document(command.topic, after=reply.position)
 
