@@ -56,6 +56,18 @@ def _number(literal: str) -> float | int:
 _reader = json.JSONDecoder(object_pairs_hook=_unique, parse_float=_number, parse_constant=_not_json)
 
 
+def require_keys_once(body: bytes) -> None:
+    """Refuse a JSON document naming a key twice in one object, as ``read_command`` does, for a
+    body another library decodes (an MCP request); what is not JSON is left for it to say."""
+    try:
+        _reader.decode(body.decode())
+    except _DuplicateKey as duplicate:
+        raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a request names each field once",
+                      duplicate.key) from None
+    except (ValueError, RecursionError):
+        pass
+
+
 def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
     """The command ``body`` carries, as ``decoder`` decodes it. A JSON object that names a key
     twice is ``invalid``, naming the key: which value counts would otherwise be the parser's

@@ -16,9 +16,10 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from nats.aio.client import Client
 
-from athenaeum.aggregates.rules import SLUG
+from athenaeum.aggregates.rules import SLUG, Invalid
 from athenaeum.services.client import AthenaeumClient
-from athenaeum.services.http.common import AGENT_HEADER, BEARER, header
+from athenaeum.services.commands.reading import require_keys_once
+from athenaeum.services.http.common import AGENT_HEADER, BEARER, MAX_BODY, header
 from athenaeum.services.mcp.server import Context, mcp_server
 
 PATH = "/mcp"
@@ -51,6 +52,30 @@ async def _refuse(send: Send, status: int, error: dict[str, str], headers: tuple
     await send({"type": "http.response.body", "body": msgspec.json.encode({"ok": False, "error": error})})
 
 
+async def _body(receive: Receive) -> bytes | None:
+    """A request's whole body; None past MAX_BODY."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` as the app would have had it: the body read already, then whatever follows (a disconnect)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replay() -> Any:
+        return pending.pop() if pending else await receive()
+
+    return replay
+
+
 class McpMount:
     """The mounted app, and the lifespan its sessions need (they run in the manager's task group)."""
 
@@ -70,8 +95,18 @@ class McpMount:
                 await _refuse(send, 400, {"code": "invalid", "field": AGENT_HEADER,
                                           "message": f"the {AGENT_HEADER} header names the token's holder, as an "
                                                      f"agent slug: {named!r}"})
-            else:
+            elif scope["method"] != "POST":
                 await self.app(scope, receive, send)  # type: ignore[arg-type]
+            elif (read := await _body(receive)) is None:
+                await _refuse(send, 413, {"code": "invalid", "field": "body", "message": f"the body is over {MAX_BODY} bytes"})
+            else:
+                try:  # the SDK's parser keeps the last of two values for a key: which one counts is the sender's to say
+                    require_keys_once(read)
+                except Invalid as refusal:
+                    await _refuse(send, 400, {"code": refusal.code, "field": refusal.field or "body",
+                                              "message": refusal.message})
+                else:
+                    await self.app(scope, _replaying(read, receive), send)  # type: ignore[arg-type]
 
         return mcp
 

@@ -247,3 +247,22 @@ def test_without_a_deployment_or_a_name_the_server_says_so_and_exits(tmp_path: P
     alone = subprocess.run([*ATHENAEUM, "mcp", "--as", "alice", "--data-dir", str(tmp_path)], capture_output=True,
                            text=True, timeout=60, env=environment, stdin=subprocess.DEVNULL)
     assert alone.returncode == 3 and "no Athenaeum to talk to" in alone.stderr and not alone.stdout
+
+
+def test_a_request_naming_a_key_twice_is_refused_naming_it_and_nothing_is_sent(served: Served) -> None:
+    """The SDK's parser would keep the last of two values: which proposal an ACK is for must be
+    the sender's to say, as the gateway's other routes and the A2A endpoint hold."""
+    token = token_of(served, "alice")
+    body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "quorum_ack", '
+            '"arguments": {"proposal_id": "AC000002", "proposal_id": "AC000003"}}}')
+    with httpx.Client(base_url=gateway(served), timeout=WAIT, headers={"Authorization": f"Bearer {token}"}) as http:
+        refused = http.post("/mcp", content=body, headers={"Content-Type": "application/json",
+                                                           "Accept": "application/json, text/event-stream"})
+        assert refused.status_code == 400, refused.text
+        error = refused.json()["error"]
+        assert (error["code"], error["field"]) == ("invalid", "proposal_id") and "twice" in error["message"]
+        signing = http.post("/ui/signing/quorum/ack", json={"actor": "alice", "command": {"proposal_id": "AC000002"}})
+        assert signing.status_code == 200, signing.text
+        twice = http.post("/ui/signing/quorum/ack", content=b'{"actor": "alice", "actor": "bob", '
+                                                            b'"command": {"proposal_id": "AC000002"}}')
+        assert twice.status_code == 400 and twice.json()["error"]["field"] == "actor", twice.text

@@ -14,8 +14,9 @@ import msgspec
 from litestar import Request, Response, post
 from litestar.handlers import HTTPRouteHandler
 
-from athenaeum.aggregates.rules import SLUG
+from athenaeum.aggregates.rules import SLUG, Invalid
 from athenaeum.services.commands.credentials import canonical, to_sign
+from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.routes import BY_NAME
 from athenaeum.services.http.common import Gateway, body_refusal, error_response
 
@@ -37,7 +38,9 @@ def handler(gateway: Gateway) -> HTTPRouteHandler:
         if route is None or not route.exposed:
             return error_response({"code": "not_found", "message": f"no command {group} {verb}", "field": "command"})
         try:
-            asked = _to_sign.decode(await request.body())
+            asked = read_command(await request.body(), _to_sign)  # an actor named twice is refused, not the last taken
+        except Invalid as refusal:
+            return error_response({"code": refusal.code, "message": refusal.message, "field": refusal.field or "body"})
         except msgspec.DecodeError as error:
             return error_response({"code": "invalid", "message": f"the request is not valid: {error}", "field": "body"})
         if not SLUG.fullmatch(asked.actor):
