@@ -92,7 +92,8 @@ class RecognizeClosure(Command, frozen=True):
 
 
 class RefuseClosure(Command, frozen=True):
-    """A human refuses a thread's closure, with the reason; the thread stays open, short of its target."""
+    """A human refuses a thread's closure, with the reason: the thread is closed without
+    crystallization, short of its target, until an agent reopens it."""
     slug: Slug
     reason: Said
 
