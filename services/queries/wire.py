@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import msgspec
 
+from athenaeum.events.constraints import Agent
 from athenaeum.events.page import page_path
 
 
@@ -14,7 +15,7 @@ MAX_PAGE = 1000  # rows one answer may hold
 
 
 class Query(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    after: int | None = None
+    after: Annotated[int, msgspec.Meta(ge=0)] | None = None  # a ledger position: 0 waits for nothing
 
 
 class ShowRatification(Query, frozen=True):
@@ -42,7 +43,7 @@ class ShowPage(Query, frozen=True):
 
 
 class Check(Query, frozen=True):
-    agent: str
+    agent: Agent
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] | None = None  # the soonest due first
 
 
@@ -51,8 +52,8 @@ class ListRecords(Query, frozen=True):
     part in, those ``awaiting`` that agent; after ``cursor`` (the ``next`` of the page before)."""
 
     status: str | None = None
-    mine: str | None = None
-    awaiting: str | None = None
+    mine: Agent | None = None
+    awaiting: Agent | None = None
     limit: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = 50
     cursor: str | None = None
 

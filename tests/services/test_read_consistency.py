@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from athenaeum.services.client import SyncClient
 from tests.services.conftest import Served, served_over_http
 
 ROUNDS = 20
@@ -78,3 +79,15 @@ def test_a_position_past_the_head_is_refused_naming_it(served_http: tuple[Served
     refused = http.get("/check/bob", params={"after": 10**9})
     assert refused.status_code == 400
     assert refused.json()["error"]["field"] == "after" and "head" in refused.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(("query", "fields", "field"), [
+    ("check", {"agent": ""}, "agent"), ("check", {"agent": "NOT VALID"}, "agent"),
+    ("check", {"agent": "bob", "after": -5}, "after"), ("ratification.list", {"mine": "Bob"}, "mine"),
+])
+def test_over_nats_a_query_is_refused_as_over_http_naming_the_field(served_http: tuple[Served, httpx.Client],
+                                                                     query: str, fields: dict, field: str) -> None:
+    served, _ = served_http
+    with SyncClient(served.url, "bob", seed=served.enrol("bob")) as client:
+        answer = client.query(query, **fields)
+    assert not answer["ok"] and answer["error"]["code"] == "invalid" and answer["error"]["field"] == field, answer
