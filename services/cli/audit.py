@@ -23,6 +23,7 @@ from athenaeum.services.audit.checkpoints import Anchors
 from athenaeum.services.audit.digest import SHA256_TEXT
 from athenaeum.services.audit.findings import Report
 from athenaeum.services.audit.kept_outside import Expected, KeptOutside, every_message
+from athenaeum.services.cli import output
 from athenaeum.services.cli.args import UsageError, position, slugs
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.views.read_models import ReadModelStore
@@ -198,5 +199,6 @@ def _show(report: Report, as_json: bool) -> int:
               f"{summary['HARD']} HARD, {summary['WARN']} WARN, {summary['INFO']} INFO")
         for finding in report.findings:
             where = f"@{finding.position}" if finding.position is not None else ""
-            print(f"  {finding.severity:<4} {finding.code:<24} {finding.family:<12} {finding.id}{where}: {finding.message}")
+            print(output.shown(f"  {finding.severity:<4} {finding.code:<24} {finding.family:<12} {finding.id}{where}: "
+                               f"{finding.message}"))
     return 1 if report.summary["HARD"] else 0

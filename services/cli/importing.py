@@ -13,6 +13,7 @@ import msgspec
 
 from athenaeum.aggregates.rules import Invalid, require_schedulable
 from athenaeum.events.commands import Command
+from athenaeum.services.cli import output
 from athenaeum.services.cli.args import UsageError, agent, agents, moment
 from athenaeum.services.cli.progress import progress
 from athenaeum.services.commands.replies import Reply
@@ -107,6 +108,6 @@ def _show(args: argparse.Namespace, outcomes: list[str | None] | None) -> None:
                                                  outcomes)).decode())
         return
     for line in report.as_text(args.found, args.reading.unknown, args.reading.logs):
-        print(line)
+        print(output.shown(line))  # file names and texts as found: on a terminal, no control character obeyed
     for line in report.outcome_lines(args.found, outcomes or []):
-        print(line)
+        print(output.shown(line))

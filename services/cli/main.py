@@ -455,11 +455,12 @@ def show_answer(answer: dict, as_json: bool) -> None:
         print(msgspec.json.encode(answer.get("result") if answer["ok"] else answer).decode())
         return
     if not answer["ok"]:
-        print(f"rejected: {answer['error']['code']}: {answer['error']['message']}", file=sys.stderr)
+        print(f"rejected: {answer['error']['code']}: {output.shown(answer['error']['message'], sys.stderr)}",
+              file=sys.stderr)
         return
     result = answer["result"]
     if "record" in result:
-        sys.stdout.write(result["text"])  # exact bytes, its own newlines
+        sys.stdout.write(output.shown(result["text"]))  # exact bytes when redirected, its own newlines
     elif "tasks" in result:
         rows = [(task["id"], task["status"], task.get("arbitrationPendingTrigger"), task["title"])
                 for task in result["tasks"]]
@@ -489,17 +490,17 @@ def _checked(result: dict) -> None:
 
 def show(reply: Reply, as_json: bool) -> None:
     for warning in reply.warnings:
-        print(f"athenaeum: warning: {warning}", file=sys.stderr)
+        print(f"athenaeum: warning: {output.shown(warning, sys.stderr)}", file=sys.stderr)
     if as_json:
         print(msgspec.json.encode(summary(reply)).decode())
     elif reply.ok:
         events = msgspec.json.decode(reply.events)
         print(f"done at position {reply.position}: {', '.join(e['type'] for e in events) or 'nothing to do'}")
         for key, value in _facts(events).items():
-            print(f"{key:>16}: {value}")
+            print(f"{key:>16}: {output.shown(str(value))}")
     elif reply.error is not None:
         where = f" ({reply.error.field})" if reply.error.field else ""
-        print(f"rejected: {reply.error.code}{where}: {reply.error.message}", file=sys.stderr)
+        print(f"rejected: {reply.error.code}{where}: {output.shown(reply.error.message, sys.stderr)}", file=sys.stderr)
 
 
 def summary(reply: Reply) -> dict:

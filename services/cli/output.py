@@ -6,11 +6,23 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
+
+
+# What an agent writes (an objection, a page, a reason) may hold control characters: on a
+# terminal, an escape sequence would be the terminal's to obey (hide a line, rewrite a status,
+# set the clipboard), so they are shown escaped, as repr shows them; a tab and a newline stay.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if code not in (0x09, 0x0A)}
+
+
+def shown(text: str, stream: TextIO | None = None) -> str:
+    """``text`` as written to ``stream`` (standard output by default): on a terminal its control
+    characters escaped; piped or redirected, exactly as it is."""
+    return text.translate(_CONTROLS) if (stream or sys.stdout).isatty() else text
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -53,4 +65,4 @@ def _cell(value: Any) -> str:
         return " ".join(f"{key}={_cell(item)}" for key, item in value.items())
     if isinstance(value, list):
         return ", ".join(_cell(item) for item in value)
-    return str(value)
+    return shown(str(value))

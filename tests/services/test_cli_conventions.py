@@ -12,12 +12,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from athenaeum.aggregates.ratification import sha256_of
+from athenaeum.events.ratification_commands import CastVote
 from athenaeum.services.cli import entry
 from athenaeum.services.cli.examples import EXAMPLES
 from athenaeum.services.cli.main import SHELLS, build_parser
 from athenaeum.services.cli.parser import verb_parsers
+from athenaeum.services.client import SyncClient
 from tests.services.conftest import ATHENAEUM, Served
 
 TEXT = "# ADR\n"
@@ -123,12 +127,39 @@ def test_long_reads_draw_a_progress_bar_on_a_terminal_and_only_there(served: Ser
         assert terminal.stdout == piped.stdout or verb == "replay", verb  # the results themselves are unchanged
 
 
+def test_control_characters_an_agent_wrote_are_shown_escaped_on_a_terminal_and_exact_when_redirected(
+        served: Served) -> None:
+    """An escape sequence in an objection would be the human's terminal's to obey: clear the
+    screen, set the clipboard. Shown escaped there; a file it is redirected to gets it as written."""
+    assert served.run("ratify", "init", "adr-esc", "--roster", "alice,bob", "--text", TEXT).returncode == 0
+    trap = "\x1b[2J\x1b]52;c;ZXZpbA==\x07 all fine"
+    dissent = {"atom": {"section": "Scope", "anchor": "All"}, "objection": trap, "proposed_resolution": "carve-caveat"}
+    with SyncClient(served.url, "bob", seed=served.enrol("bob")) as client:
+        vote = {"topic": "adr-esc", "sha256": sha256_of(TEXT), "decision": "DISSENT", "dissent": [dissent]}
+        assert client.send(msgspec.convert(vote, CastVote)).ok
+    assert served.run("ratify", "vote", "adr-esc", "--sha256", sha256_of(TEXT), "--sign").returncode == 0
+    command = [*ATHENAEUM, "ratify", "show", "adr-esc", "--render", "decomposition", "--data-dir", str(served.data_dir),
+               "--as", "alice"]
+    redirected = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert redirected.returncode == 0 and trap in redirected.stdout, redirected.stderr
+    terminal, shown = _on_a_terminal(command, "stdout")
+    assert terminal.returncode == 0 and "\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07 all fine" in shown, shown
+    assert "\x1b]52" not in shown and "\x1b[2J" not in shown
+
+
 def _with_stderr_on_a_terminal(command: list[str]) -> tuple[subprocess.CompletedProcess[bytes], str]:
     """``command`` run with its stderr on a pseudo-terminal (what a user's shell gives it) and
     its stdout on a pipe; what the terminal showed."""
+    return _on_a_terminal(command, "stderr")
+
+
+def _on_a_terminal(command: list[str], stream: str) -> tuple[subprocess.CompletedProcess[bytes], str]:
+    """``command`` run with its ``stream`` (stdout or stderr) on a pseudo-terminal and the other
+    on a pipe; what the terminal showed, and what the pipe got."""
     leader, follower = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | {"TERM": "xterm"}
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env) as process:
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE} | {stream: follower}
+    with subprocess.Popen(command, env=env, **streams) as process:
         os.close(follower)
         shown = bytearray()
         while True:  # until the child closes its end: EOF, or EIO on Linux
@@ -139,10 +170,11 @@ def _with_stderr_on_a_terminal(command: list[str]) -> tuple[subprocess.Completed
             if not chunk:
                 break
             shown += chunk
-        stdout = process.stdout.read() if process.stdout else b""
+        piped = process.stderr if stream == "stdout" else process.stdout
+        other = piped.read() if piped else b""
         process.wait(timeout=60)
     os.close(leader)
-    return subprocess.CompletedProcess(command, process.returncode, stdout.decode()), shown.decode(errors="replace")
+    return subprocess.CompletedProcess(command, process.returncode, other.decode()), shown.decode(errors="replace")
 
 
 def test_ctrl_c_while_the_cli_is_still_loading_ends_it_with_one_line(monkeypatch, capsys) -> None:
