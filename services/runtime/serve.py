@@ -32,7 +32,7 @@ from athenaeum.services.views.activity import activity_from
 from athenaeum.services.http.server import HttpServer
 from athenaeum.services.runtime.embedded import ServerSupervisor, admitting
 from athenaeum.services.runtime.health import Health, ProjectorLag, count_deadlines
-from athenaeum.services.runtime.humans import record_humans
+from athenaeum.services.runtime.humans import NoHumans, record_humans
 from athenaeum.services.runtime.metrics import serve_metrics
 from athenaeum.services.runtime.nats_binary import NatsServerError
 from athenaeum.services.runtime.nats_server import NatsServer
@@ -84,6 +84,8 @@ async def serve(options: ServeOptions, ready: asyncio.Event | None = None, stop:
         # that no projector fills would be an empty fleet and nothing due, and no error.
         raise ValueError("--services without projector: commands and timer read the views a projector keeps, "
                          "so give them its --read-models")
+    if options.nats_url is None and not options.humans and not (options.data_dir / "nats").exists():
+        raise NoHumans()  # a ledger to be made here: refused before a server starts and leaves its files
     options.data_dir.mkdir(parents=True, exist_ok=True)
     # One serve per data directory, whatever path names it; the lock goes with the process.
     if (claim := try_lock(options.data_dir.resolve() / "serve.lock")) is None:

@@ -153,7 +153,7 @@ def test_serve_refuses_a_new_ledger_without_humans_in_one_line_saying_how(tmp_pa
     assert done.returncode == 2 and done.stdout == "", done.stdout + done.stderr
     [line] = done.stderr.splitlines()
     assert line.startswith("athenaeum: a new ledger needs its humans") and "--humans NAME[,NAME]" in line, line
-    assert not (tmp_path / "home" / "serve.json").exists()
+    assert not (tmp_path / "home").exists()  # refused before anything started: no server's files, no lock, no views
 
 
 def test_a_restart_on_the_same_data_dir_keeps_all_history(served: Served) -> None:
