@@ -28,6 +28,7 @@ from athenaeum.services.commands.imports import IMPORT_SUBJECT, MAX_ITEMS, Impor
 from athenaeum.services.identity.keys import inbox_prefix, key_of, public_key
 from athenaeum.services.jetstream.loop import LoopThread
 from athenaeum.services.queries.service import QUERY_PREFIX
+from athenaeum.services.commands.reading import lone_surrogate
 from athenaeum.services.commands.replies import Reply, decode
 from athenaeum.services.commands.routes import BY_COMMAND
 
@@ -141,6 +142,9 @@ class AthenaeumClient:
     async def send(self, command: Command) -> Reply:
         """Send ``command`` as this client's actor; the reply says accepted or which rule broke."""
         route = BY_COMMAND[type(command)]
+        if (where := lone_surrogate(msgspec.to_builtins(command))) is not None:  # no JSON encoder writes it
+            return Reply.rejected("invalid", f"{where} holds a lone surrogate (\\ud800-\\udfff with no pair), which is "
+                                  "no Unicode character: nothing was sent", where)
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)

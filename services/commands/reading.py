@@ -80,12 +80,37 @@ def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
                       duplicate.key) from None
     except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past what the parser follows
         return decode_typed(body, decoder)
+    if (where := lone_surrogate(document)) is not None:  # msgspec would call it "truncated"
+        raise Invalid(f"{where or 'the body'} holds a lone surrogate (a \\ud800-\\udfff escape with no pair), which "
+                      "is no Unicode character", where or "body")
     if _read.whole:
         try:
             body = msgspec.json.encode(document)
         except UnicodeEncodeError:  # a lone surrogate, which the decoder refuses in the original
             pass
     return decode_typed(body, decoder)
+
+
+def lone_surrogate(value: object, path: str = "") -> str | None:
+    """The dotted path (list indexes left out) of the first text in ``value`` holding a lone
+    surrogate, which UTF-8 cannot carry; "" for ``value`` itself; None if none does."""
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return path
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            named = f"{path}.{key}" if path else key
+            if lone_surrogate(key) is not None:
+                return repr(named)
+            if (found := lone_surrogate(item, named)) is not None:
+                return found
+    elif isinstance(value, list):
+        for item in value:
+            if (found := lone_surrogate(item, path)) is not None:
+                return found
+    return None
 
 
 def decode_typed(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:

@@ -16,6 +16,8 @@ import pytest
 
 from athenaeum.aggregates.families import fold_of
 from athenaeum.events.constraints import AGENTS_LIMIT
+from athenaeum.events.quorum_commands import ProposeQuorum
+from athenaeum.services.client import AthenaeumClient
 from athenaeum.services.cli.main import schema
 from athenaeum.services.commands.handler import CommandHandler
 from athenaeum.services.commands.jetstream_store import JetStreamCommandStore
@@ -207,3 +209,19 @@ def test_over_http_and_a2a_a_key_named_twice_is_invalid_too(tmp_path) -> None:
             assert http.get("/ratifications/adr-2").status_code == 404
     finally:
         served.stop()
+
+
+async def test_a_lone_surrogate_is_invalid_naming_its_field_not_a_truncated_body(send) -> None:
+    """JSON can escape half a surrogate pair, which is no character: msgspec calls such a body truncated."""
+    body = (b'{"topic": "t", "sha256": "s", "decision": "DISSENT", "dissent": [{"atom": {"section": "a", "anchor": "b"}, '
+            b'"objection": "\\ud800", "proposed_resolution": "ticket"}]}')
+    reply, before = await send("ratification.vote", body)
+    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "dissent.objection", reply
+    assert "lone surrogate" in reply["error"]["message"]
+    nc = await nats.connect(os.environ["ATHENAEUM_NATS_URL"])
+    unsent = await AthenaeumClient(nc, "alice").send(
+        msgspec.convert({"text": "a\ud800", "electorate": ["alice"], "threshold": 1}, ProposeQuorum))
+    await nc.close()
+    _, after = await send("ratification.vote", body)
+    assert unsent.error is not None and unsent.error.field == "text" and "nothing was sent" in unsent.error.message
+    assert after == before
