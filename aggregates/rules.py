@@ -112,14 +112,6 @@ def require_bounded_texts(command: msgspec.Struct) -> None:
             raise Invalid(f"{field} is over {limit:,} bytes", field)
 
 
-def require_no_nul(command: msgspec.Struct) -> None:
-    """No text of a command holds U+0000: no text file can (a record rendered for the original
-    tools would be binary), and a text of NULs alone would pass for a text that says something."""
-    for field, text in _texts(command, ""):
-        if "\x00" in text:
-            raise Invalid(f"{field} holds a NUL character (U+0000), which no text holds", field)
-
-
 def require_command_id(command: Command) -> None:
     """A command id, when given, says something: an empty or blank one would be stored as the
     key every later retry must repeat exactly, and no client can show or type it back."""

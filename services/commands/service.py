@@ -17,9 +17,7 @@ from nats.aio.client import Client
 from nats.micro.request import Request
 from nats.micro.service import Service
 
-from athenaeum.aggregates.rules import (
-    SLUG, Invalid, RuleViolation, require_bounded_texts, require_command_id, require_no_nul,
-)
+from athenaeum.aggregates.rules import SLUG, Invalid, RuleViolation, require_bounded_texts, require_command_id
 from athenaeum.services.commands.credentials import Credential, require_public_key
 from athenaeum.events.commands import Command
 from athenaeum.events.fleet import FLEET_ID
@@ -80,7 +78,7 @@ def _endpoint(route: Route, handler: CommandHandler):  # type: ignore[no-untyped
         else:
             try:
                 credential = credential_of(headers)
-                command = _checked(request.data, decoder, as_found=route.verb == "import")
+                command = _checked(request.data, decoder)
             except msgspec.DecodeError as error:
                 reply = malformed(error)
             except RuleViolation as violation:
@@ -122,14 +120,11 @@ def _unnamed(headers: dict[str, str]) -> Reply | None:
                           f"{actor!r}", "actor")
 
 
-def _checked(data: bytes, decoder: msgspec.json.Decoder, as_found: bool = False) -> Command:
-    """``as_found``: an import, whose texts are recorded as the original files hold them."""
+def _checked(data: bytes, decoder: msgspec.json.Decoder) -> Command:
     command = read_command(data, decoder)
     require_bounded_texts(command)
     require_command_id(command)
     require_public_key(command)
-    if not as_found:
-        require_no_nul(command)
     return command
 
 
@@ -165,7 +160,7 @@ def _imports(handler: CommandHandler):  # type: ignore[no-untyped-def]
                     raise Invalid(f"route {item.route!r} is none of {', '.join(decoders)}", "route")
                 signature = {SIGNATURE_HEADER: item.signature, SIGNED_AT_HEADER: item.signed_at}
                 credential = credential_of(unsigned | {name: value for name, value in signature.items() if value})
-                sent.append((index, (_checked(bytes(item.command), decoders[item.route], as_found=True), credential)))
+                sent.append((index, (_checked(bytes(item.command), decoders[item.route]), credential)))
             except msgspec.DecodeError as error:
                 replies[index] = malformed(error)
             except RuleViolation as violation:

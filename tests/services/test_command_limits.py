@@ -225,13 +225,3 @@ async def test_a_lone_surrogate_is_invalid_naming_its_field_not_a_truncated_body
     _, after = await send("ratification.vote", body)
     assert unsent.error is not None and unsent.error.field == "text" and "nothing was sent" in unsent.error.message
     assert after == before
-
-
-@pytest.mark.parametrize("objection", ["\x00", "a\x00b"])
-async def test_a_nul_in_a_text_is_invalid_naming_its_field(send, objection: str) -> None:
-    """No text file holds one: the decomposition rendered for the original tools would be binary."""
-    vote = {"topic": "t", "sha256": "s", "decision": "DISSENT", "dissent": [ITEM | {"objection": objection}]}
-    reply, before = await send("ratification.vote", vote)
-    _, after = await send("ratification.vote", vote)
-    assert reply["error"]["code"] == "invalid" and reply["error"]["field"] == "dissent.objection", reply
-    assert "NUL" in reply["error"]["message"] and after == before
