@@ -516,3 +516,30 @@ def test_a_read_ahead_that_cannot_read_says_why(store_env) -> None:
     settings = Settings([store_env["ATHENAEUM_NATS_URL"]], 2.0, "test")
     with pytest.raises(OperationalError, match="reading NOSUCHSTREAM ahead failed"):
         list(entries_from(settings, "NOSUCHSTREAM", "NOSUCHSTREAM.>", 1))
+
+
+async def test_a_read_waits_out_a_stream_whose_direct_gets_no_server_answers_yet(store_env) -> None:
+    """A stream just made on a cluster, or whose leader just moved, may have no server answering
+    direct gets for a moment (status 503): a read asks again for a bounded while, then says so."""
+    url, name = store_env["ATHENAEUM_NATS_URL"], new_stream_name()
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    config = nats.js.api.StreamConfig(name=name, subjects=[f"{name}.>"], allow_direct=False)
+    await js.add_stream(config)
+    await js.publish(f"{name}.a", b"1")
+    client = await JetStreamClient.connect([url], 5, "test")
+    try:
+        started = time.monotonic()
+        with pytest.raises(OperationalError, match="503"):
+            await client.read(name, f"{name}.a", 1, 10)
+        assert time.monotonic() - started > 1  # asked again before it said so
+
+        async def answering_soon() -> None:
+            await asyncio.sleep(0.05)
+            await js.update_stream(nats.js.api.StreamConfig(name=name, subjects=[f"{name}.>"], allow_direct=True))
+
+        (messages, _), _ = await asyncio.gather(client.read(name, f"{name}.a", 1, 10), answering_soon())
+        assert [message.payload for message in messages] == [b"1"]
+    finally:
+        await client.close()
+        await nc.close()
