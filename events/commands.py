@@ -17,8 +17,8 @@ class Command(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     # Whether the decision weighs the fleet's activity (who is active, dormant, newly back):
     # the service then reads it, at a position it records with the command.
     reads_fleet: ClassVar[bool] = False
-    # The fields naming agents the command asks to take part (a roster, an electorate): the
-    # service warns of any the fleet's roster does not list.
+    # The fields naming agents the command asks to take part (a roster, an electorate, a
+    # coordinator): the service warns of any the fleet's roster does not list.
     names_agents: ClassVar[tuple[str, ...]] = ()
 
     command_id: Annotated[str, texts(COMMAND_ID_LIMIT), schema_only(pattern=NON_BLANK)] | None = None

@@ -19,7 +19,7 @@ Count = Annotated[int, msgspec.Meta(ge=1, le=AGENTS_LIMIT, description="at most 
 class ProposeQuorum(Command, frozen=True):
     """Put a proposal to an electorate: accepted at k ACKs of n (a threshold, or the advisory or
     blocking preset) before the deadline, with an optional veto and coordinator."""
-    names_agents: ClassVar[tuple[str, ...]] = ("electorate",)
+    names_agents: ClassVar[tuple[str, ...]] = ("electorate", "coordinator")
 
     text: Said
     electorate: Agents

@@ -93,6 +93,9 @@ def redecide(record: CommandRecord, token: str, events: Sequence[Event], payload
                                          f"ledger holds {[e.tag for e in events]} with other contents")
     if command.reads_fleet and record.as_of_position is not None:
         return _on_stale_views(route.family, state, command, context, produced, known, where)
+    if route.humans_only and not record.actor_is_human:  # taken before imports were a human's alone
+        return Problem("imported_by_agent", f"{where}: imported by an agent, not a human: the outcomes it records "
+                                            "are that agent's word", "WARN")
     return None
 
 

@@ -69,7 +69,7 @@ EXAMPLES: dict[tuple[str, ...], str] = {
     ("agent", "token"): "athenaeum agent token alice --as alice",
     ("agent", "list"): "athenaeum agent list",
     ("audit",): "athenaeum audit --json | jq .summary",
-    ("import",): "athenaeum import ~/repos/fleet --dry-run && athenaeum import ~/repos/fleet --as ops",
+    ("import",): "athenaeum import ~/repos/fleet --dry-run && athenaeum import ~/repos/fleet --as ada",
     ("replay",): "athenaeum replay --until 2026-12-01T00:00:00Z --out records/",
     ("export",): "athenaeum export > ledger.jsonl",
     ("verify-export",): "athenaeum verify-export ledger.jsonl",

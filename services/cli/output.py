@@ -34,7 +34,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     shown = Table(*columns, box=box.SIMPLE_HEAD, header_style="bold", pad_edge=False)
     for row in cells:
         shown.add_row(*row)
-    Console().print(shown)
+    Console(markup=False).print(shown)  # a title holding [link=...] is text, not a hyperlink to draw
 
 
 def record(document: dict[str, Any], indent: int = 0) -> None:

@@ -22,7 +22,7 @@ from weakref import WeakValueDictionary
 import msgspec
 
 from athenaeum.aggregates.context import Context, Member
-from athenaeum.aggregates.rules import RuleViolation
+from athenaeum.aggregates.rules import NotHuman, RuleViolation
 from athenaeum.aggregates.fleet import Fleet
 from athenaeum.events.commands import Command, CommandRecord, Proof
 from athenaeum.events.fleet import FLEET_ID
@@ -125,8 +125,11 @@ class CommandHandler:
     async def _unregistered(self, command: Command) -> list[str]:
         """A warning naming the agents ``command`` asks to take part whom the fleet's roster, once
         it lists anyone, does not: a server that authenticates agents admits none of them yet."""
-        named = [name for field in command.names_agents for name in getattr(command, field)]
-        roster = await self.store.load(FLEET_ID, fresh=False) if named else None
+        named = [name for field in command.names_agents for name in _names(getattr(command, field))]
+        try:
+            roster = await self.store.load(FLEET_ID, fresh=False) if named else None
+        except Unconfirmed:  # a warning is advice: the command is appended and answered all the same
+            return []
         if roster is None or not (roster.agents or roster.humans):
             return []
         listed = {*roster.agents, *roster.humans}
@@ -238,17 +241,17 @@ class CommandHandler:
                 elif credential.token is not None:
                     actor = roster.tokens.get(token_sha256(credential.token), "")
             try:
+                human = self._is_human(actor, roster)
                 # A signature's time is the signer's wall clock: checked against ours, not the decisions' clock.
                 proof = authenticate(credential, actor, route.name, received, roster, self.store.ledger_id, utc_now(),
-                                     human=self._is_human(actor, roster))
+                                     human=human)
+                if route.humans_only and not human:  # on the roster read afresh, a human proves it as humans do
+                    raise NotHuman(f"{route.name} records history as found, outcomes no vote here decided included: "
+                                   f"only a human sends it, and {actor!r} is none", "actor")
                 break
             except RuleViolation as violation:
                 if fresh:
                     return Reply.rejected(violation.code, violation.message, violation.field)
-        if route.humans_only and not self._is_human(actor, roster) and not self._is_human(
-                actor, await self.store.load(FLEET_ID, fresh=True)):  # registered human just now?
-            return Reply.rejected("not_human", f"{route.name} records history as found, outcomes no vote here decided "
-                                  f"included: only a human sends it, and {actor!r} is none", "actor")
         # What was signed is kept as signed: the service may fill in what it was sent without (an id).
         return actor, proof if proof.signature is None else msgspec.structs.replace(proof, command=received.decode())
 
@@ -341,6 +344,11 @@ class CommandHandler:
         return Reply.rejected(
             "unavailable", f"the ledger did not confirm the command ({error}): send it again with command_id "
             f"{key.command_id!r}, which applies it at most once", "command_id", key.command_id)
+
+
+def _names(value: str | list[str] | None) -> list[str]:
+    """The agents a field names: a list of them, one, or none."""
+    return [] if value is None else [value] if isinstance(value, str) else value
 
 
 def _chunks(decided: list[tuple[int, Decided]]) -> list[list[tuple[int, Decided]]]:

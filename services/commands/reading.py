@@ -84,10 +84,7 @@ def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
         raise Invalid(f"{where or 'the body'} holds a lone surrogate (a \\ud800-\\udfff escape with no pair), which "
                       "is no Unicode character", where or "body")
     if _read.whole:
-        try:
-            body = msgspec.json.encode(document)
-        except UnicodeEncodeError:  # a lone surrogate, which the decoder refuses in the original
-            pass
+        body = msgspec.json.encode(document)  # no lone surrogate left to refuse it: those were above
     return decode_typed(body, decoder)
 
 

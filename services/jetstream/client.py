@@ -50,10 +50,6 @@ STREAM_API_ATTEMPTS = 3
 CATCH_UP_WAITS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 
 log = logging.getLogger(__name__)
-
-
-class NoReplicaAnswers(OperationalError):
-    """No server answers direct gets of the stream (yet): one just made, or a leader just moved."""
 _CONNECTION_ERRORS = (nats.errors.Error, OSError)
 NO_RESPONDERS_WAITS = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6)  # about 3 s in all
 
@@ -292,12 +288,12 @@ class JetStreamClient:
         return messages, more
 
     async def _read(self, stream: str, subject: str, start: int, limit: int) -> tuple[list[Stored], bool]:
-        """One batch of a direct get. A stream made or moved just now may have no replica
-        answering direct gets yet (status 503, no responders): read again, for a bounded while."""
-        for wait in CATCH_UP_WAITS:
+        """One batch of a direct get. A stream made or moved just now may have no server
+        answering direct gets yet (status 503, no responders): read again, as ``_request`` asks again."""
+        for wait in NO_RESPONDERS_WAITS:
             try:
                 return await self._read_once(stream, subject, start, limit)
-            except NoReplicaAnswers:
+            except NothingAnswers:
                 await asyncio.sleep(wait)
         return await self._read_once(stream, subject, start, limit)
 
@@ -320,7 +316,7 @@ class JetStreamClient:
             if reply is not None and self._reads is not None:
                 self._reads.forget(reply)
         if status == "503":
-            raise NoReplicaAnswers(f"direct get on {stream} failed with status 503: no replica answers reads of it")
+            raise NothingAnswers(f"direct get on {stream} failed with status 503: nothing answers reads of it")
         if status not in ("204", "404"):
             raise OperationalError(f"direct get on {stream} failed with status {status}")
         return pending.messages, more

@@ -249,7 +249,7 @@ def test_without_a_deployment_or_a_name_the_server_says_so_and_exits(tmp_path: P
     assert alone.returncode == 3 and "no Athenaeum to talk to" in alone.stderr and not alone.stdout
 
 
-def test_a_request_naming_a_key_twice_is_refused_naming_it_and_nothing_is_sent(served: Served) -> None:
+def test_a_request_naming_a_key_twice_is_refused_naming_it_before_mcp_reads_it(served: Served) -> None:
     """The SDK's parser would keep the last of two values: which proposal an ACK is for must be
     the sender's to say, as the gateway's other routes and the A2A endpoint hold."""
     token = token_of(served, "alice")

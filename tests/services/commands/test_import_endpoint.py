@@ -56,7 +56,7 @@ async def test_an_agents_imports_are_refused_as_not_human_and_nothing_is_recorde
     alone = await AthenaeumClient(service, "ops").send(commands[0])
     assert alone.error.code == "not_human"
     recorded = await AthenaeumClient(service, "ada", seed=ADA).send_together(commands)
-    assert [reply.ok for reply in recorded] == [True, True]  # nothing was: the ids are still free
+    assert [reply.ok for reply in recorded] == [True, True]  # nothing was: the same topics open as new
 
 
 async def test_an_item_that_is_no_import_is_refused_alone(service) -> None:
