@@ -142,15 +142,16 @@ class AthenaeumClient:
     async def send(self, command: Command) -> Reply:
         """Send ``command`` as this client's actor; the reply says accepted or which rule broke."""
         route = BY_COMMAND[type(command)]
-        if (where := lone_surrogate(msgspec.to_builtins(command))) is not None:  # no JSON encoder writes it
-            return Reply.rejected("invalid", f"{where} holds a lone surrogate (\\ud800-\\udfff with no pair), which is "
-                                  "no Unicode character: nothing was sent", where)
         if command.command_id is None:
             command = msgspec.structs.replace(command, command_id=uuid.uuid4().hex)
         await self._connected(f"the command (command_id {command.command_id!r})", command.command_id)
         try:
             headers = await self._headers(command)
             msg = await self._request(route.subject, msgspec.json.encode(command), headers)
+        except UnicodeEncodeError:  # no JSON encoder writes a lone surrogate: the field is looked for only then
+            where = lone_surrogate(msgspec.to_builtins(command))
+            return Reply.rejected("invalid", f"{where} holds a lone surrogate (\\ud800-\\udfff with no pair), which is "
+                                  "no Unicode character: nothing was sent", where)
         except nats.errors.NoRespondersError as error:
             raise Unreachable("no Athenaeum command service is running") from error
         except nats.errors.TimeoutError as error:

@@ -9,6 +9,7 @@ they become values: about 3 µs on a vote's 265 bytes, against the milliseconds 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from typing import TypeVar
@@ -56,16 +57,27 @@ def _number(literal: str) -> float | int:
 _reader = json.JSONDecoder(object_pairs_hook=_unique, parse_float=_number, parse_constant=_not_json)
 
 
+class _NotJson(Exception):
+    """Not UTF-8, not JSON, or nested past what the parser follows: the typed decoder says which."""
+
+
+def _parsed(body: bytes, what: str) -> object:
+    """``body`` as the standard library's parser reads it; a key named twice in one object is
+    ``invalid``, naming the key (``what`` names what the body is, for the message)."""
+    try:
+        return _reader.decode(body.decode())
+    except _DuplicateKey as duplicate:
+        raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a {what} names each field once",
+                      duplicate.key) from None
+    except (ValueError, RecursionError):
+        raise _NotJson from None
+
+
 def require_keys_once(body: bytes) -> None:
     """Refuse a JSON document naming a key twice in one object, as ``read_command`` does, for a
     body another library decodes (an MCP request); what is not JSON is left for it to say."""
-    try:
-        _reader.decode(body.decode())
-    except _DuplicateKey as duplicate:
-        raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a request names each field once",
-                      duplicate.key) from None
-    except (ValueError, RecursionError):
-        pass
+    with contextlib.suppress(_NotJson):
+        _parsed(body, "request")
 
 
 def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
@@ -74,18 +86,20 @@ def read_command(body: bytes, decoder: msgspec.json.Decoder[C]) -> C:
     choice, not the sender's. What is not JSON at all is left for ``decoder`` to describe."""
     _read.whole = False
     try:
-        document = _reader.decode(body.decode())
-    except _DuplicateKey as duplicate:
-        raise Invalid(f"the key {duplicate.key!r} appears twice in one object: a command names each field once",
-                      duplicate.key) from None
-    except (ValueError, RecursionError):  # not UTF-8, not JSON, or nested past what the parser follows
+        document = _parsed(body, "command")
+    except _NotJson:
         return decode_typed(body, decoder)
-    if (where := lone_surrogate(document)) is not None:  # msgspec would call it "truncated"
-        raise Invalid(f"{where or 'the body'} holds a lone surrogate (a \\ud800-\\udfff escape with no pair), which "
-                      "is no Unicode character", where or "body")
     if _read.whole:
-        body = msgspec.json.encode(document)  # no lone surrogate left to refuse it: those were above
-    return decode_typed(body, decoder)
+        with contextlib.suppress(UnicodeEncodeError):  # a lone surrogate: named below, once the decoder refuses it
+            body = msgspec.json.encode(document)
+    try:
+        return decode_typed(body, decoder)
+    except msgspec.DecodeError:
+        # msgspec calls a lone surrogate "truncated": looked for only then, off the path of every command.
+        if (where := lone_surrogate(document)) is not None:
+            raise Invalid(f"{where or 'the body'} holds a lone surrogate (a \\ud800-\\udfff escape with no pair), "
+                          "which is no Unicode character", where or "body") from None
+        raise
 
 
 def lone_surrogate(value: object, path: str = "") -> str | None:

@@ -14,9 +14,8 @@ import msgspec
 from litestar import Request, Response, post
 from litestar.handlers import HTTPRouteHandler
 
-from athenaeum.aggregates.rules import SLUG, Invalid
+from athenaeum.aggregates.rules import SLUG
 from athenaeum.services.commands.credentials import canonical, to_sign
-from athenaeum.services.commands.reading import read_command
 from athenaeum.services.commands.routes import BY_NAME
 from athenaeum.services.http.common import Gateway, body_refusal, error_response
 
@@ -37,12 +36,10 @@ def handler(gateway: Gateway) -> HTTPRouteHandler:
         route = BY_NAME.get(f"{group}.{verb}")
         if route is None or not route.exposed:
             return error_response({"code": "not_found", "message": f"no command {group} {verb}", "field": "command"})
-        try:
-            asked = read_command(await request.body(), _to_sign)  # an actor named twice is refused, not the last taken
-        except Invalid as refusal:
-            return error_response({"code": refusal.code, "message": refusal.message, "field": refusal.field or "body"})
-        except msgspec.DecodeError as error:
-            return error_response({"code": "invalid", "message": f"the request is not valid: {error}", "field": "body"})
+        body = await request.body()
+        if (refusal := body_refusal(body, ToSign)) is not None:  # an actor named twice is refused, not the last taken
+            return error_response(refusal)
+        asked = _to_sign.decode(body)
         if not SLUG.fullmatch(asked.actor):
             return error_response({"code": "invalid", "message": f"who signs is an agent slug: {asked.actor!r}",
                                    "field": "actor"})
